@@ -1,0 +1,22 @@
+import { Builtins, Cli } from 'clipanion';
+import { runningVersion } from '../../shared/version';
+import { notBuiltCommand } from '../../shared/cli/not-built';
+import { VersionCommand } from './version.command';
+
+/** The `nox-mesh-host` command line: the verbs a person at the machine uses. */
+export function hostCli(): Cli {
+  const cli = new Cli({ binaryLabel: 'Novox Mesh node host', binaryName: 'nox-mesh-host', binaryVersion: runningVersion() });
+  cli.register(Builtins.HelpCommand);
+  cli.register(VersionCommand);
+  for (const verb of ['profile', 'inventory', 'owned', 'apply', 'reconcile', 'briefing']) {
+    cli.register(notBuiltCommand([verb], 'the node host (issue "The node host on one machine")'));
+  }
+  cli.register(notBuiltCommand(['enrol'], 'enrolment (issue "Enrolment over a pinned broker")'));
+  cli.register(notBuiltCommand(['run'], 'enrolment and the link (issues "Enrolment", "The link")'));
+  return cli;
+}
+
+/** Runs the CLI on this process's arguments and exits with the verb's status. */
+export function main(): void {
+  void hostCli().runExit(process.argv.slice(2));
+}

@@ -1,0 +1,36 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+// The two CLIs run from a checkout through bin/. Verbs that are planned but not built say so
+// and exit 3, rather than pretending or failing with a stack trace.
+
+const root = path.resolve(__dirname, '..', '..', '..');
+
+function run(bin: string, args: string[]) {
+  return spawnSync(process.execPath, [path.join(root, 'bin', bin), ...args], { encoding: 'utf8' });
+}
+
+describe('the command lines from a checkout', () => {
+  test('nox-mesh-host version prints the package version, and JSON under --json', () => {
+    const { version } = require('../../../package.json') as { version: string };
+    const text = run('nox-mesh-host', ['version']);
+    expect(text.status).toBe(0);
+    expect(text.stdout.trim()).toBe(`nox-mesh-host ${version}`);
+    const json = run('nox-mesh-host', ['version', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ program: 'nox-mesh-host', version });
+  });
+
+  test('a verb that is not built yet says so, names what brings it, and exits 3 without a stack', () => {
+    const result = run('mesh-control', ['token', 'issue', '--new']);
+    expect(result.status).toBe(3);
+    expect(result.stderr).toMatch(/^error: `token issue` is not built yet\nnext: {2}it arrives with enrolment/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  test('an unknown verb is a usage error, not a crash', () => {
+    const result = run('nox-mesh-host', ['frobnicate']);
+    expect(result.status).not.toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/Command not found/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

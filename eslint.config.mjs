@@ -1,0 +1,58 @@
+// Lint: typescript-eslint's recommended rules everywhere, and the fence around machines/:
+// machines are pure (no I/O, no clock, no randomness), so nothing under machines/ may import
+// node:*, pg, @nats-io/* or libsodium-wrappers, nor touch process, console, Date.now,
+// new Date() or Math.random. Time and chance reach a machine only through provided delays and
+// actors. tests/lint-fence.test.ts proves the fence fails on a file that breaks it.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export const machineFence = {
+  files: ['machines/**/*.ts'],
+  ignores: ['machines/**/*.test.ts'],
+  rules: {
+    'no-restricted-imports': ['error', {
+      patterns: [
+        { group: ['node:*'], message: 'machines/ is pure: no node:* imports. Do the I/O in an actor under actors/ and provide it.' },
+        { group: ['fs', 'fs/*', 'path', 'os', 'child_process', 'net', 'tls', 'crypto', 'http', 'https', 'timers', 'timers/*'], message: 'machines/ is pure: Node built-ins belong in actors/.' },
+        { group: ['pg', 'pg/*', '@electric-sql/*'], message: 'machines/ is pure: the store is reached from an actor under actors/.' },
+        { group: ['@nats-io/*'], message: 'machines/ is pure: the bus is reached from an actor under actors/.' },
+        { group: ['libsodium-wrappers', 'libsodium-wrappers/*'], message: 'machines/ is pure: crypto lives in actors/shared/crypto.' },
+        { group: ['**/actors/**'], message: 'machines/ may not import actors/: actors provide machines, not the other way round.' },
+      ],
+    }],
+    'no-restricted-globals': ['error',
+      { name: 'process', message: 'machines/ is pure: read configuration in the actor and pass it as input.' },
+      { name: 'console', message: 'machines/ is pure: emit an event or record it in context instead of logging.' },
+      { name: 'setTimeout', message: 'machines/ is pure: use `after` with a named delay so the clock can be simulated.' },
+      { name: 'setInterval', message: 'machines/ is pure: use `after` with a named delay so the clock can be simulated.' },
+      { name: 'require', message: 'machines/ is pure: import only xstate, schema/ types and machine helpers.' },
+    ],
+    'no-restricted-properties': ['error',
+      { object: 'Date', property: 'now', message: 'machines/ has no clock: time comes from the actor system (provided delays, event payloads).' },
+      { object: 'Math', property: 'random', message: 'machines/ has no randomness: jitter comes in through provided delays.' },
+      { object: 'performance', property: 'now', message: 'machines/ has no clock.' },
+    ],
+    'no-restricted-syntax': ['error',
+      { selector: "NewExpression[callee.name='Date']", message: 'machines/ has no clock: pass times in events or input.' },
+      { selector: "CallExpression[callee.name='Date']", message: 'machines/ has no clock: pass times in events or input.' },
+    ],
+  },
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'docs/**', '**/fixtures/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', queueMicrotask: 'readonly', structuredClone: 'readonly', performance: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.cjs', 'bin/*'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  machineFence,
+);

@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+// The fence around machines/ is a lint rule, so it is only worth something if it fails. These
+// tests lint source text as if it were a file under machines/ (and, for contrast, under actors/).
+
+const root = path.resolve(__dirname, '..');
+const eslintBin = path.join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
+
+interface LintMessage { ruleId: string | null; message: string }
+
+function lintAs(filename: string, source: string): LintMessage[] {
+  const run = spawnSync(process.execPath, [eslintBin, '--format', 'json', '--stdin', '--stdin-filename', filename], {
+    cwd: root,
+    input: source,
+    encoding: 'utf8',
+  });
+  if (run.stdout.trim() === '') throw new Error(`eslint printed nothing: ${run.stderr}`);
+  const [result] = JSON.parse(run.stdout) as Array<{ messages: LintMessage[] }>;
+  return result!.messages;
+}
+
+const pure = "import { setup } from 'xstate';\nexport const m = setup({}).createMachine({ initial: 'a', states: { a: {} } });\n";
+
+describe('the machines/ import fence', () => {
+  test('accepts a pure machine', () => {
+    expect(lintAs('machines/probe.machine.ts', pure)).toEqual([]);
+  });
+
+  test('fails a machine that imports node:fs', () => {
+    const messages = lintAs('machines/probe.machine.ts', `import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n`);
+    expect(messages.map((m) => m.ruleId)).toContain('no-restricted-imports');
+    expect(messages.find((m) => m.ruleId === 'no-restricted-imports')!.message).toMatch(/machines\/ is pure/);
+  });
+
+  test.each([
+    ['pg', "import { Client } from 'pg';\nexport const c = Client;\n"],
+    ['@nats-io/transport-node', "import { connect } from '@nats-io/transport-node';\nexport const c = connect;\n"],
+    ['libsodium-wrappers', "import sodium from 'libsodium-wrappers';\nexport const s = sodium;\n"],
+    ['fs (bare built-in)', "import fs from 'fs';\nexport const f = fs;\n"],
+  ])('fails a machine that imports %s', (_name, source) => {
+    expect(lintAs('machines/probe.machine.ts', source).map((m) => m.ruleId)).toContain('no-restricted-imports');
+  });
+
+  test.each([
+    ['process', 'export const env = process.env.HOME;\n', 'no-restricted-globals'],
+    ['console', "console.log('x');\n", 'no-restricted-globals'],
+    ['Date.now', 'export const t = Date.now();\n', 'no-restricted-properties'],
+    ['new Date()', 'export const t = new Date();\n', 'no-restricted-syntax'],
+    ['Math.random', 'export const r = Math.random();\n', 'no-restricted-properties'],
+    ['setTimeout', 'setTimeout(() => undefined, 1);\n', 'no-restricted-globals'],
+  ])('fails a machine that uses %s', (_name, source, rule) => {
+    expect(lintAs('machines/probe.machine.ts', source).map((m) => m.ruleId)).toContain(rule);
+  });
+
+  test('allows the same code outside machines/', () => {
+    const source = "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\nexport const t = Date.now();\n";
+    expect(lintAs('actors/host/probe.ts', source)).toEqual([]);
+  });
+});
