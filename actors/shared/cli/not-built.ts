@@ -1,4 +1,4 @@
-import { Command, Option } from 'clipanion';
+import { Command, Option, type CommandClass } from 'clipanion';
 import { MeshCommand, type CommandResult } from './mesh-command';
 import { OperatorError } from '../operator-error';
 
@@ -10,7 +10,7 @@ export class NotBuiltYet extends OperatorError {}
  * (so the honest answer is not hidden behind a usage error) and exits 3 saying which part of
  * the project will bring it.
  */
-export function notBuiltCommand(path: string[], arrivesWith: string): typeof Command {
+export function notBuiltCommand(path: string[], arrivesWith: string): CommandClass {
   return class extends MeshCommand {
     static override paths = [path];
     static override usage = Command.Usage({ description: `(not built yet: arrives with ${arrivesWith})` });

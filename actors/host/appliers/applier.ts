@@ -1,0 +1,74 @@
+import type { Resource } from '../../../schema/resource';
+import type { CommandRunner } from '../../shared/process/command-runner';
+
+/**
+ * What every applier is given. Everything an applier touches resolves under `root`, so a whole
+ * machine can be a temporary folder; programs run through `runner`, so a backend whose program
+ * cannot run here is tested against a recording fake.
+ */
+export interface ApplyContext {
+  /** The machine's root (`--root`, default `/`). Paths in resources are resolved under it. */
+  root: string;
+  /** The host's state directory (originals kept by adoption live under it). */
+  stateDir: string;
+  runner: CommandRunner;
+  /** The host's own service unit. A declaration naming it is refused: the installation owns the host. */
+  hostUnit: string;
+  /** Leaving the apply (a newer declaration, shutdown) aborts the work in progress. */
+  signal?: AbortSignal;
+}
+
+/**
+ * What the machine has for one resource, asked afresh. `differences` is empty exactly when the
+ * machine matches the declaration; each entry is one line a person can read
+ * ("mode is 0600, declared 0644").
+ */
+export interface Observation {
+  /** Something is there at all: a file at the path, the package installed, the container created. */
+  present: boolean;
+  differences: string[];
+  /** Set when the machine could not be read (permission denied, a locked database): the reason. */
+  unreadable?: string;
+}
+
+/** What removing an undeclared resource did, per the removal table. */
+export type Removal = 'removed' | 'stopped' | 'forgotten';
+
+/**
+ * One resource shape. The host calls, in order: `observe` (plan: what would change), `apply`
+ * when something differs, then `observe` again (read back) — a resource whose read-back still
+ * differs has failed and is not recorded as owned.
+ *
+ * Removal is not symmetric (the seed's table): file/directory removed; container removed;
+ * service stopped, its unit file kept; package forgotten, left installed; action forgotten.
+ */
+export interface Applier<R extends Resource = Resource> {
+  readonly shape: R['shape'];
+  /** Refuses a resource this host must not take (its own unit, a shape its kind cannot hold). */
+  refuse?(resource: R, ctx: ApplyContext): string | undefined;
+  observe(resource: R, ctx: ApplyContext): Promise<Observation>;
+  apply(resource: R, ctx: ApplyContext): Promise<ApplyOutcome>;
+  /** Undoes what the host made for an owned resource that is no longer declared. */
+  remove(key: string, ctx: ApplyContext): Promise<Removal>;
+  /**
+   * Keeps what the machine has before the host writes over something it did not create
+   * (adoption). Writes under `dir` and returns a description of what was kept, or undefined
+   * when there is nothing to keep (the resource is absent).
+   */
+  keepOriginal(resource: R, ctx: ApplyContext, dir: string): Promise<string | undefined>;
+}
+
+/** Extra facts an apply may return for the report (an action's bounded output). */
+export interface ApplyOutcome {
+  output?: string;
+  /** An action whose guard says it already ran, or nothing needed doing. */
+  skipped?: string;
+}
+
+/** Thrown by an applier when the machine refused a change; the message is the reason. */
+export class ApplyFailed extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ApplyFailed';
+  }
+}

@@ -1,0 +1,41 @@
+import libsodium from 'libsodium-wrappers';
+
+/** The initialised libsodium module (the non-sumo build: what the host bundle carries). */
+export type Sodium = typeof libsodium;
+
+let initialised = false;
+
+/**
+ * Waits until libsodium's WebAssembly is loaded. Each composition root awaits this once before
+ * starting anything; every function in actors/shared/crypto that uses libsodium then runs
+ * synchronously and fails loudly if it was skipped.
+ */
+export async function ready(): Promise<void> {
+  await libsodium.ready;
+  initialised = true;
+}
+
+/** True once `ready()` has resolved in this process. */
+export function isReady(): boolean {
+  return initialised;
+}
+
+/**
+ * The libsodium module, after `ready()`. The module object is returned as is, not copied:
+ * libsodium attaches its functions to it only when loading finishes.
+ */
+export function sodium(): Sodium {
+  if (!initialised) throw new SodiumNotReady();
+  return libsodium;
+}
+
+/**
+ * libsodium was used before it was loaded. A wiring bug in the process, not an operator's
+ * mistake: the composition root must `await ready()` before starting its actors.
+ */
+export class SodiumNotReady extends Error {
+  constructor() {
+    super('libsodium is not loaded yet: call `await ready()` (actors/shared/crypto) once at start-up, before any signing, verifying or sealing');
+    this.name = 'SodiumNotReady';
+  }
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { Briefing } from './briefing';
+import { Owned } from './owned';
+import { ResourceKey } from './resource';
+import { Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
+
+/**
+ * Who this node is. `secret_key` is the node's Ed25519 seed: the store file is 0600 and
+ * root's, and the identity is the node's own (nothing outlives its revocation at the broker).
+ * Never log this object.
+ */
+export const HostIdentity = z.strictObject({
+  node: NodeName,
+  nkey_public: z.string().regex(/^U[A-Z2-7]{55}$/, { error: 'expected a NATS user nkey ("U" and 55 base32 characters)' }),
+  public_key: Base64Bytes32,
+  secret_key: Base64Bytes32,
+});
+/** See {@link HostIdentity}. */
+export type HostIdentity = z.infer<typeof HostIdentity>;
+
+/**
+ * What the enrolment token pinned: the broker and its certificate fingerprint (checked before
+ * anything is sent), and the controller key every declaration must be signed with.
+ */
+export const HostPins = z.strictObject({
+  broker_url: z.url({
+    protocol: /^tls$/,
+    error: 'expected a broker address like "tls://broker.example:4222"',
+  }),
+  broker_fingerprint: Sha256Hex,
+  controller_public_key: Base64Bytes32,
+});
+/** See {@link HostPins}. */
+export type HostPins = z.infer<typeof HostPins>;
+
+/**
+ * The last declaration applied, kept as the signed envelope it arrived in: the host verifies
+ * it again on load rather than trusting a file, so its shape here is left to the envelope
+ * contract.
+ */
+export const LastDeclaration = z.strictObject({
+  envelope: z.unknown(),
+  applied_generation: z.int().min(1, { error: 'generations start at 1' }),
+  digest: Sha256Hex,
+});
+/** See {@link LastDeclaration}. */
+export type LastDeclaration = z.infer<typeof LastDeclaration>;
+
+/**
+ * The host store, `state.json` under the state directory (`/var/lib/mesh-host`), read and
+ * written only by the host. Locally authoritative: a disconnected node operates from it alone.
+ * `format` is bumped when the layout changes, so an older host refuses a newer file whole.
+ */
+export const HostState = z.strictObject({
+  format: z.literal(1, { error: 'expected format 1: this store was written by another version of nox-mesh-host' }),
+  identity: HostIdentity.nullable(),
+  pins: HostPins.nullable(),
+  last_declaration: LastDeclaration.nullable(),
+  highest_epoch: Count,
+  sequence: Count,
+  report_sequence: Count,
+  owned: Owned,
+  /**
+   * Keys the host has begun to apply and not yet recorded. Written before the host touches the
+   * machine for a resource, so a host killed mid-apply knows on restart that what it finds
+   * there is its own work, not something to adopt.
+   */
+  applying: z.array(ResourceKey),
+  known_good_version: HostVersion.nullable(),
+  briefing: Briefing.nullable(),
+  last_linked_at: IsoTime.nullable(),
+});
+/** See {@link HostState}. */
+export type HostState = z.infer<typeof HostState>;
+
+/** The store of a host that has never enrolled nor applied anything (`hosted`). */
+export function emptyHostState(): HostState {
+  return {
+    format: 1,
+    identity: null,
+    pins: null,
+    last_declaration: null,
+    highest_epoch: 0,
+    sequence: 0,
+    report_sequence: 0,
+    owned: { resources: [] },
+    applying: [],
+    known_good_version: null,
+    briefing: null,
+    last_linked_at: null,
+  };
+}

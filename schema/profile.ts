@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { HostKind } from './resource';
+
+/**
+ * What a machine can do, reported by the host at enrolment and on request (`nox-mesh-host
+ * profile`). It is the controller's input, not a diagnostic: what a node is given depends on
+ * its init, package manager, container runtime, architecture and whether it has a desktop.
+ */
+export const Profile = z.strictObject({
+  // From os-release: ID is a lowercase word ("alpine", "arch", "debian").
+  os: z.strictObject({
+    id: z.string().regex(/^[a-z0-9._-]{1,64}$/, { error: 'expected an os-release ID like "alpine"' }),
+    version_id: z.string().min(1).max(64).optional(),
+    pretty_name: z.string().min(1).max(256).optional(),
+  }),
+  arch: z.string().regex(/^[a-z0-9_]{1,32}$/, { error: 'expected a machine architecture like "x86_64" or "aarch64"' }),
+  kernel: z.string().min(1).max(256),
+  init: z.enum(['systemd', 'openrc', 'none', 'unknown']),
+  package_manager: z.enum(['apk', 'pacman', 'apt', 'none']),
+  container_runtime: z.enum(['docker', 'podman', 'none']),
+  graphical_session: z.boolean(),
+  host_kind: HostKind,
+  hostname: z
+    .string()
+    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})$/, { error: 'expected a host name like "workstation"' }),
+});
+/** See {@link Profile}. */
+export type Profile = z.infer<typeof Profile>;
