@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { version } from '../../../package.json';
 
 // The two CLIs run from a checkout through bin/. Verbs that are planned but not built say so
 // and exit 3, rather than pretending or failing with a stack trace.
@@ -12,7 +13,6 @@ function run(bin: string, args: string[]) {
 
 describe('the command lines from a checkout', () => {
   test('nox-mesh-host version prints the package version, and JSON under --json', () => {
-    const { version } = require('../../../package.json') as { version: string };
     const text = run('nox-mesh-host', ['version']);
     expect(text.status).toBe(0);
     expect(text.stdout.trim()).toBe(`nox-mesh-host ${version}`);
