@@ -25,6 +25,7 @@ const state = {
   report_sequence: 132,
   owned: { resources: [{ key: 'file:/etc/motd', shape: 'file', digest: 'a'.repeat(64), recorded_at: '2026-08-27T14:05:12Z' }] },
   applying: [],
+  local_resources: [],
   known_good_version: '0.1.0',
   briefing: {
     node: 'workstation',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
-import { ResourceKey } from './resource';
+import { Resource, ResourceKey } from './resource';
 import { Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
 
 /**
@@ -66,6 +66,12 @@ export const HostState = z.strictObject({
    * there is its own work, not something to adopt.
    */
   applying: z.array(ResourceKey),
+  /**
+   * Resources a person applied by hand (`nox-mesh-host apply FILE`), held and drift-corrected
+   * alongside the controller's declaration until the next declaration arrives: the controller
+   * decides what a node holds, and a hand apply is a repair, not a second source of truth.
+   */
+  local_resources: z.array(Resource),
   known_good_version: HostVersion.nullable(),
   briefing: Briefing.nullable(),
   last_linked_at: IsoTime.nullable(),
@@ -85,6 +91,7 @@ export function emptyHostState(): HostState {
     report_sequence: 0,
     owned: { resources: [] },
     applying: [],
+    local_resources: [],
     known_good_version: null,
     briefing: null,
     last_linked_at: null,

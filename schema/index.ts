@@ -15,3 +15,4 @@ export * from './refuse-duplicates';
 export * from './report';
 export * from './resource';
 export * from './token';
+export * from './local-declaration';

@@ -52,8 +52,8 @@ export interface Applier<R extends Resource = Resource> {
   remove(key: string, ctx: ApplyContext): Promise<Removal>;
   /**
    * Keeps what the machine has before the host writes over something it did not create
-   * (adoption). Writes under `dir` and returns a description of what was kept, or undefined
-   * when there is nothing to keep (the resource is absent).
+   * (adoption). Writes under `dir` and returns the absolute path of what was kept (the copy, or
+   * a JSON record of the state it found), or undefined when there is nothing to keep.
    */
   keepOriginal(resource: R, ctx: ApplyContext, dir: string): Promise<string | undefined>;
 }

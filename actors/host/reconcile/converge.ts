@@ -2,7 +2,7 @@ import type { BriefingLine } from '../../../schema/briefing';
 import type { HostState } from '../../../schema/host-state';
 import type { OwnedResource } from '../../../schema/owned';
 import type { ResourceResult } from '../../../schema/report';
-import { resourceDigest, resourceKey, type Resource, type ResourceShape } from '../../../schema/resource';
+import { resourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../../../schema/resource';
 import type { Applier, ApplyContext, Observation } from '../appliers/applier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
@@ -58,10 +58,16 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
-    for (const owned of deps.state.current().owned.resources) {
-      if (keep.has(owned.key)) continue;
+    const undeclared = deps.state.current().owned.resources.filter((owned) => !keep.has(owned.key));
+    for (const owned of undeclared.sort(removalOrder)) {
       if (deps.ctx.signal?.aborted) break;
       results.push(await removeOne(owned, deps));
+    }
+    // A key left marked `applying` by a host killed mid-apply, and no longer declared, is the
+    // host's own half-made work: undo it like anything else the host owns.
+    for (const key of deps.state.current().applying.filter((k) => !keep.has(k))) {
+      if (deps.ctx.signal?.aborted) break;
+      results.push(await removeOne({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: deps.now().toISOString() }, deps));
     }
   }
   return results;
@@ -125,11 +131,34 @@ async function removeOne(owned: OwnedResource, deps: ConvergeDeps): Promise<Reso
   }
   try {
     const removal = await applier.remove(owned.key, deps.ctx);
-    await deps.state.update((s) => ({ ...s, owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) } }));
+    await deps.state.update((s) => ({
+      ...s,
+      applying: s.applying.filter((k) => k !== owned.key),
+      owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) },
+    }));
     return { ...base, outcome: removal };
   } catch (error) {
     return { ...base, outcome: 'failed', detail: `could not remove it, so it is still owned: ${messageOf(error)}` };
   }
+}
+
+// Containers go first (they may hold files and directories open), then services, then files
+// and directories deepest first, files before the directory holding them, so a directory the
+// host made is empty of the host's files by the time its turn comes.
+const REMOVAL_RANK: Record<ResourceShape, number> = { container: 0, service: 1, action: 2, package: 3, file: 4, directory: 5 };
+
+function removalOrder(a: OwnedResource, b: OwnedResource): number {
+  const pathA = pathOfKey(a.key);
+  const pathB = pathOfKey(b.key);
+  if (pathA !== undefined && pathB !== undefined) {
+    const depth = pathB.split('/').length - pathA.split('/').length;
+    if (depth !== 0) return depth;
+  }
+  return REMOVAL_RANK[a.shape] - REMOVAL_RANK[b.shape] || a.key.localeCompare(b.key);
+}
+
+function pathOfKey(key: string): string | undefined {
+  return key.startsWith('file:') || key.startsWith('directory:') ? key.slice(key.indexOf(':') + 1) : undefined;
 }
 
 interface RecordEntry {

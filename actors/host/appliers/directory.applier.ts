@@ -1,0 +1,249 @@
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { DirectoryResource } from '../../../schema/resource';
+import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
+import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
+import { ApplyFailed } from './applier';
+import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsent, resolveUnderRoot } from './root-path';
+
+// A directory resource is the directory itself (its existence, mode and ownership), never its
+// contents. So removal takes away only an empty directory: anything inside was put there by
+// someone else (a package, a service, a person), and the host removes only what it made. A
+// directory left because it is not empty is reported as a failed removal with what it holds,
+// so the person reading the report decides; it is never removed recursively.
+
+const SHOWN_ENTRIES = 5;
+
+/** Directories the host creates on the way to a declared path: the machine's usual default. */
+export const PARENT_DIRECTORY_MODE = 0o755;
+
+/** Creates, checks and removes declared directories. */
+export const directoryApplier: Applier<DirectoryResource> = {
+  shape: 'directory',
+
+  refuse(resource: DirectoryResource, ctx: ApplyContext): string | undefined {
+    return hostOwnPath(resource.path, ctx);
+  },
+
+  async observe(resource: DirectoryResource, ctx: ApplyContext): Promise<Observation> {
+    try {
+      const real = await resolveUnderRoot(ctx.root, resource.path);
+      const stats = await lstatOrAbsent(real);
+      if (stats === undefined) return { present: false, differences: [`no directory at ${resource.path}`] };
+      if (!stats.isDirectory()) {
+        return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a directory is declared`] };
+      }
+      const differences = await attributeDifferences(resource, ctx.root, stats);
+      return { present: true, differences };
+    } catch (error) {
+      const reason = error instanceof ApplyFailed ? error.message : `cannot read ${resource.path}: ${errorText(error)}`;
+      return { present: false, differences: [reason], unreadable: reason };
+    }
+  },
+
+  async apply(resource: DirectoryResource, ctx: ApplyContext): Promise<ApplyOutcome> {
+    if (ctx.signal?.aborted) throw new ApplyFailed(`stopped before making ${resource.path}: the apply was left`);
+    const mode = parseMode(resource.mode);
+    const uid = (await resolveUser(ctx.root, resource.owner)).id;
+    const gid = (await resolveGroup(ctx.root, resource.group)).id;
+    const real = await resolveUnderRoot(ctx.root, resource.path);
+    try {
+      const stats = await lstatOrAbsent(real);
+      if (stats !== undefined && !stats.isDirectory()) {
+        const instead = stats.isFile() ? ' or declare a file' : '';
+        throw new ApplyFailed(`${kindOf(stats)} is at ${resource.path}, where a directory is declared; remove it by hand${instead}`);
+      }
+      let created: string[] = [];
+      if (stats === undefined) {
+        created = await createMissingDirectories(dirname(real));
+        // Made closed, then opened up to the declared mode once it has the declared owner, so it is
+        // never reachable with the declared mode and the wrong owner.
+        await mkdir(real, { mode: 0o700 });
+      }
+      await setAttributes(real, { mode, uid, gid });
+      return created.length === 0 ? {} : { output: madeParents(resource.path, created.length) };
+    } catch (error) {
+      if (error instanceof ApplyFailed) throw error;
+      throw new ApplyFailed(`could not make ${resource.path}: ${errorText(error)}`, { cause: error });
+    }
+  },
+
+  async remove(key: string, ctx: ApplyContext): Promise<Removal> {
+    const path = pathOfKey(key);
+    const real = await resolveUnderRoot(ctx.root, path);
+    const stats = await lstatOrAbsent(real);
+    if (stats === undefined) return 'removed';
+    if (!stats.isDirectory()) {
+      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host made; remove it by hand if it is not wanted`);
+    }
+    try {
+      await rmdir(real);
+      return 'removed';
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
+    }
+    const entries = (await readdir(real)).sort();
+    const shown = entries.slice(0, SHOWN_ENTRIES).join(', ');
+    const more = entries.length > SHOWN_ENTRIES ? ` and ${entries.length - SHOWN_ENTRIES} more` : '';
+    throw new ApplyFailed(
+      `left ${path} in place: it holds files the host does not own (${shown}${more}); ` +
+        'the host removes only what it made. Move them away and remove the directory by hand, or declare it again',
+    );
+  },
+
+  async keepOriginal(resource: DirectoryResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+    // Applying changes only the directory's mode and owner, so those are what is kept; the
+    // contents are not the resource and are never touched.
+    const real = await resolveUnderRoot(ctx.root, resource.path);
+    const stats = await lstatOrAbsent(real);
+    if (stats === undefined || !stats.isDirectory()) return undefined;
+    const kept = `${join(dir, resource.path)}.meta.json`;
+    // The first copy is the machine's; keeping again would record what the host had set.
+    if ((await lstatOrAbsent(kept)) !== undefined) return kept;
+    await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
+    const record = {
+      path: resource.path,
+      shape: 'directory',
+      mode: formatMode(stats.mode),
+      uid: stats.uid,
+      gid: stats.gid,
+      mtime: stats.mtime.toISOString(),
+    };
+    const handle = await open(kept, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return kept;
+  },
+};
+
+/**
+ * `mkdir -p` for the directories above a declared path: creates each missing directory from
+ * the outermost in, mode 0755 owned by root (the machine's usual default, not the resource's),
+ * and returns the real paths it made. `realDir` must come from {@link resolveUnderRoot}, so
+ * every directory that exists on the way has already been checked.
+ */
+export async function createMissingDirectories(realDir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let current = realDir; ; current = dirname(current)) {
+    const stats = await lstatOrAbsent(current);
+    if (stats !== undefined) {
+      if (!stats.isDirectory()) throw new ApplyFailed(`${current} is ${kindOf(stats)}, not a directory; remove it by hand or declare another path`);
+      break;
+    }
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  const made: string[] = [];
+  for (const directory of missing) {
+    try {
+      await mkdir(directory, { mode: 0o700 });
+    } catch (error) {
+      // Someone else made it meanwhile: theirs, so left as it is (the next mkdir or open says
+      // if it is not a directory).
+      if (errnoCode(error) !== 'EEXIST') throw error;
+      continue;
+    }
+    await setAttributes(directory, { mode: PARENT_DIRECTORY_MODE, uid: 0, gid: 0 });
+    made.push(directory);
+  }
+  return made;
+}
+
+/**
+ * Sets a directory's owner and mode through a descriptor opened without following a link, so a
+ * link swapped in meanwhile is refused rather than followed.
+ */
+async function setAttributes(real: string, want: { mode: number; uid: number; gid: number }): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOTDIR' || code === 'ELOOP') throw new ApplyFailed(`${real} is not a directory (it changed while the host worked); apply again`, { cause: error });
+    throw error;
+  }
+  try {
+    await setOwnerAndMode(handle, want);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Sets owner and mode on an open file or directory, each only when it differs, so an unchanged
+ * inode is left alone. Owner first: chown clears setuid and setgid bits, which the mode may
+ * declare, so the mode is set again after any chown. Synced, so a crash keeps what was reported.
+ */
+export async function setOwnerAndMode(handle: FileHandle, want: { mode: number; uid: number; gid: number }): Promise<void> {
+  const stats = await handle.stat();
+  const chown = stats.uid !== want.uid || stats.gid !== want.gid;
+  if (chown) await handle.chown(want.uid, want.gid);
+  if (chown || (stats.mode & 0o7777) !== want.mode) await handle.chmod(want.mode);
+  if (chown || (stats.mode & 0o7777) !== want.mode) await handle.sync();
+}
+
+async function attributeDifferences(resource: DirectoryResource, root: string, stats: { mode: number; uid: number; gid: number }): Promise<string[]> {
+  const differences: string[] = [];
+  const mode = stats.mode & 0o7777;
+  if (mode !== parseMode(resource.mode)) differences.push(`mode is ${formatMode(mode)}, declared ${resource.mode}`);
+  differences.push(...(await ownershipDifferences(root, resource, stats)));
+  return differences;
+}
+
+/**
+ * The owner and group lines of an observation: `owner is 1000, declared 0 (root)`. A declared
+ * name the machine does not know is itself the difference (apply then refuses with the reason).
+ */
+export async function ownershipDifferences(
+  root: string,
+  declared: { owner: string; group: string },
+  stats: { uid: number; gid: number },
+): Promise<string[]> {
+  const differences: string[] = [];
+  const sides = [
+    ['owner', () => resolveUser(root, declared.owner), stats.uid, declared.owner],
+    ['group', () => resolveGroup(root, declared.group), stats.gid, declared.group],
+  ] as const;
+  for (const [what, resolveIt, actual, name] of sides) {
+    try {
+      const account = await resolveIt();
+      if (account.id !== actual) differences.push(`${what} is ${actual}, declared ${describeAccount(account)}`);
+    } catch (error) {
+      if (!(error instanceof UnknownAccount)) throw error;
+      differences.push(`${what} is ${actual}, declared ${JSON.stringify(name)}, which is not in ${error.file}`);
+    }
+  }
+  return differences;
+}
+
+/** A declared octal mode ("0644") as a number. */
+export function parseMode(mode: string): number {
+  return Number.parseInt(mode, 8) & 0o7777;
+}
+
+/** A mode as a person writes it: four octal digits ("0644"). */
+export function formatMode(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, '0');
+}
+
+/** The outcome line for directories made on the way to a declared path. */
+export function madeParents(path: string, count: number): string {
+  // The directories made are the last `count` ancestors of the declared path.
+  const parents = path.split('/').slice(1, -1);
+  const ancestors = parents.map((_, index) => `/${parents.slice(0, index + 1).join('/')}`);
+  const made = ancestors.slice(Math.max(0, ancestors.length - count));
+  return `created ${count === 1 ? 'the parent directory' : 'parent directories'} ${made.join(', ')} (0755 root)`;
+}
+
+function pathOfKey(key: string): string {
+  const path = key.startsWith('directory:') ? key.slice('directory:'.length) : key;
+  if (!path.startsWith('/')) throw new ApplyFailed(`${JSON.stringify(key)} is not a directory resource key like "directory:/srv/app"`);
+  return path;
+}

@@ -1,0 +1,90 @@
+import os from 'node:os';
+import type { ApplyContext } from './appliers/applier';
+import type { ApplierSet } from './reconcile/applier-set';
+import type { Adopter } from './reconcile/converge';
+import { HostStore } from './store/host-store';
+import { StateHandle } from './store/state-handle';
+import { lockStore } from './store/store-lock';
+import type { CommandRunner } from '../shared/process/command-runner';
+
+/** Where the host works: the machine's root and the state directory. */
+export interface HostSettings {
+  /** `--root`: the machine's root; every resource path resolves under it. */
+  root: string;
+  /** `--state-dir`: where state.json lives (default /var/lib/mesh-host). */
+  stateDir: string;
+  /** The host's own service unit, which no declaration may manage. */
+  hostUnit: string;
+}
+
+/** The defaults on a real machine. */
+export const DEFAULT_SETTINGS: HostSettings = {
+  root: '/',
+  stateDir: '/var/lib/mesh-host',
+  hostUnit: 'nox-mesh-host',
+};
+
+/** One open host: its store (locked for this process), appliers and clock. */
+export interface HostContext {
+  settings: HostSettings;
+  store: HostStore;
+  state: StateHandle;
+  runner: CommandRunner;
+  appliers: ApplierSet;
+  adopter: Adopter;
+  now: () => Date;
+  /** Said once when the store was opened: recovery from the last-good copy, for instance. */
+  storeProblem?: string;
+  /** Releases the store lock. */
+  close(): Promise<void>;
+}
+
+/** What opening a host needs besides its settings (real ones from the composition root, fakes in tests). */
+export interface HostParts {
+  runner: CommandRunner;
+  appliers: ApplierSet;
+  adopter: Adopter;
+  now?: () => Date;
+}
+
+/** Locks and loads the store, and puts the host's parts together. */
+export async function openHost(settings: HostSettings, parts: HostParts): Promise<HostContext> {
+  const release = await lockStore(settings.stateDir);
+  try {
+    const store = new HostStore(settings.stateDir);
+    const loaded = await store.load();
+    return {
+      settings,
+      store,
+      state: new StateHandle(store, loaded.state),
+      runner: parts.runner,
+      appliers: parts.appliers,
+      adopter: parts.adopter,
+      now: parts.now ?? (() => new Date()),
+      ...(loaded.problem === undefined ? {} : { storeProblem: loaded.problem }),
+      close: release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/** The context every applier is given, from an open host. */
+export function applyContextOf(host: HostContext, signal?: AbortSignal): ApplyContext {
+  return {
+    root: host.settings.root,
+    stateDir: host.settings.stateDir,
+    runner: host.runner,
+    hostUnit: host.settings.hostUnit,
+    ...(signal === undefined ? {} : { signal }),
+  };
+}
+
+/** The name briefings carry: the node's, or the machine's hostname before it is a node. */
+export function nodeNameOf(host: HostContext): string {
+  const identity = host.state.current().identity;
+  if (identity !== null) return identity.node;
+  const name = os.hostname().toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+  return name === '' ? 'unnamed' : name;
+}

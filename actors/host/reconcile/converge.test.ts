@@ -1,0 +1,161 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { emptyHostState } from '../../../schema/host-state';
+import { Resource } from '../../../schema/resource';
+import type { z } from 'zod';
+import { directoryApplier } from '../appliers/directory.applier';
+import { fileApplier } from '../appliers/file.applier';
+import type { Applier } from '../appliers/applier';
+import { ProcessRunner } from '../../shared/process/command-runner';
+import { HostStore } from '../store/host-store';
+import { StateHandle } from '../store/state-handle';
+import { converge, type Adopter, type ConvergeDeps } from './converge';
+
+// converge against real files in a temporary root, with the real file and directory appliers.
+// Adoption here is a small stand-in that takes what already matches and keeps the rest; the
+// adoption actor has its own tests.
+
+const stubAdopter: Adopter = {
+  async adopt(resource, _applier, observation) {
+    const subject = `${resource.shape}`;
+    return observation.differences.length === 0
+      ? { take: true, line: { status: 'ok', subject, detail: 'matches' } }
+      : { take: false, line: { status: 'kept', subject, detail: observation.differences.join('; ') } };
+  },
+};
+
+let root: string;
+let stateDir: string;
+let deps: ConvergeDeps;
+
+const file = (p: string, text: string): Resource => Resource.parse({ shape: 'file', path: p, content: { text } } satisfies z.input<typeof Resource>);
+const dir = (p: string): Resource => Resource.parse({ shape: 'directory', path: p });
+
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'converge-root-'));
+  stateDir = path.join(root, 'var/lib/mesh-host');
+  const store = new HostStore(stateDir);
+  deps = {
+    state: new StateHandle(store, emptyHostState()),
+    appliers: { file: fileApplier, directory: directoryApplier },
+    ctx: { root, stateDir, runner: new ProcessRunner(), hostUnit: 'nox-mesh-host' },
+    adopter: stubAdopter,
+    now: () => new Date('2026-12-01T00:00:00Z'),
+    nodeName: () => 'test-node',
+  };
+});
+afterEach(async () => { await fs.rm(root, { recursive: true, force: true }); });
+
+const read = (p: string) => fs.readFile(path.join(root, p), 'utf8');
+const exists = (p: string) => fs.stat(path.join(root, p)).then(() => true, () => false);
+const ownedKeys = () => deps.state.current().owned.resources.map((r) => r.key).sort();
+
+describe('converge', () => {
+  test('applies what differs, records it as owned, and leaves what matches alone', async () => {
+    const declared = [dir('/srv/app'), file('/srv/app/config', 'port=80\n')];
+    const first = await converge(declared, { removeUndeclared: true }, deps);
+    expect(first.map((r) => [r.key, r.outcome])).toEqual([['directory:/srv/app', 'applied'], ['file:/srv/app/config', 'applied']]);
+    expect(await read('srv/app/config')).toBe('port=80\n');
+    expect(ownedKeys()).toEqual(['directory:/srv/app', 'file:/srv/app/config']);
+    const second = await converge(declared, { removeUndeclared: true }, deps);
+    expect(second.map((r) => r.outcome)).toEqual(['unchanged', 'unchanged']);
+  });
+
+  test('corrects drift: a managed file edited by hand is put back', async () => {
+    const declared = [file('/etc/motd', 'managed\n')];
+    await converge(declared, { removeUndeclared: true }, deps);
+    await fs.writeFile(path.join(root, 'etc/motd'), 'edited by hand\n');
+    const results = await converge(declared, { removeUndeclared: true }, deps);
+    expect(results[0]).toMatchObject({ outcome: 'applied', detail: expect.stringMatching(/content differs/) });
+    expect(await read('etc/motd')).toBe('managed\n');
+  });
+
+  test('removes what is no longer declared, files before the directory holding them', async () => {
+    await converge([dir('/srv/app'), file('/srv/app/a', 'a'), file('/srv/app/b', 'b')], { removeUndeclared: true }, deps);
+    const results = await converge([], { removeUndeclared: true }, deps);
+    expect(results.map((r) => [r.key, r.outcome])).toEqual([
+      ['file:/srv/app/a', 'removed'],
+      ['file:/srv/app/b', 'removed'],
+      ['directory:/srv/app', 'removed'],
+    ]);
+    expect(await exists('srv/app')).toBe(false);
+    expect(ownedKeys()).toEqual([]);
+  });
+
+  test('never removes what it does not own, and keeps owning what it could not remove', async () => {
+    await converge([dir('/srv/app')], { removeUndeclared: true }, deps);
+    await fs.writeFile(path.join(root, 'srv/app/someone-elses'), 'x');
+    const results = await converge([], { removeUndeclared: true }, deps);
+    expect(results[0]).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/still owned.*someone-elses/) });
+    expect(await exists('srv/app/someone-elses')).toBe(true);
+    expect(ownedKeys()).toEqual(['directory:/srv/app']);
+  });
+
+  test('something already on the machine goes through adoption instead of being overwritten', async () => {
+    await fs.mkdir(path.join(root, 'etc'), { recursive: true });
+    await fs.writeFile(path.join(root, 'etc/motd'), 'the machine says\n', { mode: 0o644 });
+    const results = await converge([file('/etc/motd', 'the mesh says\n')], { removeUndeclared: true }, deps);
+    expect(results[0]).toMatchObject({ outcome: 'kept' });
+    expect(await read('etc/motd')).toBe('the machine says\n');
+    expect(ownedKeys()).toEqual([]);
+    expect(deps.state.current().briefing?.lines).toEqual([{ status: 'kept', subject: 'file', detail: expect.stringMatching(/content differs/) }]);
+  });
+
+  test('a key marked applying (a host killed mid-apply) is its own work, not something to adopt', async () => {
+    await fs.mkdir(path.join(root, 'etc'), { recursive: true });
+    await fs.writeFile(path.join(root, 'etc/motd'), 'half', { mode: 0o644 });
+    await deps.state.update((s) => ({ ...s, applying: ['file:/etc/motd'] }));
+    const results = await converge([file('/etc/motd', 'whole\n')], { removeUndeclared: true }, deps);
+    expect(results[0]!.outcome).toBe('applied');
+    expect(deps.state.current().applying).toEqual([]);
+    expect(ownedKeys()).toEqual(['file:/etc/motd']);
+    expect(deps.state.current().briefing).toBeNull();
+  });
+
+  test('half-made work of a host killed mid-apply is removed when it is no longer declared', async () => {
+    await fs.mkdir(path.join(root, 'etc'), { recursive: true });
+    await fs.writeFile(path.join(root, 'etc/half'), 'half');
+    await deps.state.update((s) => ({ ...s, applying: ['file:/etc/half'] }));
+    const results = await converge([], { removeUndeclared: true }, deps);
+    expect(results).toEqual([{ key: 'file:/etc/half', shape: 'file', outcome: 'removed' }]);
+    expect(await exists('etc/half')).toBe(false);
+    expect(deps.state.current().applying).toEqual([]);
+  });
+
+  test('a resource whose read-back still differs is failed and not recorded', async () => {
+    const liar: Applier = {
+      ...fileApplier,
+      async apply() { return {}; }, // says it worked, changes nothing
+    } as Applier;
+    deps.appliers = { file: liar as never };
+    const results = await converge([file('/etc/motd', 'x')], { removeUndeclared: true }, deps);
+    expect(results[0]).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/reading back shows: no file at \/etc\/motd/) });
+    expect(ownedKeys()).toEqual([]);
+    expect(deps.state.current().applying).toEqual([]);
+  });
+
+  test('a shape this host has no applier for is refused, not guessed', async () => {
+    const results = await converge([Resource.parse({ shape: 'package', name: 'nginx' })], { removeUndeclared: true }, deps);
+    expect(results[0]).toMatchObject({ outcome: 'refused', detail: 'this host does not take package resources' });
+  });
+
+  test('every record reaches the store file, not only memory', async () => {
+    await converge([file('/etc/a', 'a'), file('/etc/b', 'b')], { removeUndeclared: true }, deps);
+    const onDisk = await new HostStore(stateDir).load();
+    expect(onDisk.state.owned.resources.map((r) => r.key).sort()).toEqual(['file:/etc/a', 'file:/etc/b']);
+  });
+
+  test('an aborted pass stops between resources', async () => {
+    const controller = new AbortController();
+    const stopping: Applier = {
+      ...fileApplier,
+      async apply(resource, ctx) { const outcome = await fileApplier.apply(resource as never, ctx); controller.abort(); return outcome; },
+    } as Applier;
+    deps.appliers = { file: stopping as never };
+    deps.ctx = { ...deps.ctx, signal: controller.signal };
+    const results = await converge([file('/etc/a', 'a'), file('/etc/b', 'b')], { removeUndeclared: true }, deps);
+    expect(results.map((r) => r.key)).toEqual(['file:/etc/a']);
+    expect(await exists('etc/b')).toBe(false);
+  });
+});

@@ -1,0 +1,37 @@
+import type { ResourceResult } from '../../../schema/report';
+import type { ReconcileReason } from '../../../machines/reconcile.machine';
+import { applyContextOf, nodeNameOf, type HostContext } from '../host-context';
+import { converge } from './converge';
+import { desiredResources } from './desired-resources';
+
+/** What one reconcile pass did. */
+export interface PassReport {
+  reasons: ReconcileReason[];
+  startedAt: string;
+  durationMs: number;
+  results: ResourceResult[];
+  /** Results counted by outcome. */
+  counts: Partial<Record<ResourceResult['outcome'], number>>;
+}
+
+/**
+ * One pass: make the machine match what the store says it should hold (the verified
+ * declaration plus any hand-applied resources), and remove what the host owns and no longer
+ * holds. Aborting `signal` stops it between resources.
+ */
+export async function reconcilePass(host: HostContext, reasons: ReconcileReason[], signal?: AbortSignal): Promise<PassReport> {
+  const started = host.now();
+  const begin = performance.now();
+  const desired = desiredResources(host.state.current());
+  const results = await converge(desired, { removeUndeclared: true }, {
+    state: host.state,
+    appliers: host.appliers,
+    ctx: applyContextOf(host, signal),
+    adopter: host.adopter,
+    now: host.now,
+    nodeName: () => nodeNameOf(host),
+  });
+  const counts: PassReport['counts'] = {};
+  for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+  return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };
+}
