@@ -20,6 +20,7 @@ need start-stop-daemon dpkg
 need runuser util-linux
 need zstd zstd
 need bsdtar libarchive-tools
+need systemctl systemd
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

@@ -1,0 +1,185 @@
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ApplyContext } from '../applier';
+import { ProcessRunner } from '../../../shared/process/command-runner';
+import { PacmanBackend } from './pacman.backend';
+import { packageApplier } from './package.applier';
+import { PackageDatabaseLocked, PackageNotInRepository } from './package-errors';
+import { buildPacmanPackage } from './testing/build-pacman-package';
+import { addToPacmanRepository } from './testing/pacman-repository';
+import { makePacmanRoot } from './testing/pacman-root';
+import { RecordingRunner } from './testing/recording-runner';
+
+// Real pacman installs hand-made packages into a temporary root from a local repository made
+// with repo-add; the assertions read the local database back with pacman -Q directly.
+
+const runner = new ProcessRunner();
+let scratch: string;
+let packages: string;
+let repository: string;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'pacman-backend-'));
+  packages = join(scratch, 'packages');
+  for (const version of ['1.0-1', '1.1-1']) {
+    await buildPacmanPackage(packages, { name: 'demo', version, files: { 'usr/share/demo/version': `${version}\n` } });
+  }
+  // The shared repository holds 1.0-1; tests that need 1.1-1 publish it into their own.
+  repository = await publish('repository', ['demo-1.0-1-any.pkg.tar.zst']);
+});
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** A repository directory `mesh` holding the given package files, added in order. */
+async function publish(directoryName: string, files: string[]): Promise<string> {
+  const directory = join(scratch, directoryName);
+  await mkdir(directory, { recursive: true });
+  for (const file of files) {
+    await copyFile(join(packages, file), join(directory, file));
+    await addToPacmanRepository(directory, 'mesh', join(directory, file));
+  }
+  return directory;
+}
+
+let count = 0;
+/** A fresh machine root whose pacman.conf names `repositoryPath` as repository `mesh`. */
+async function machine(repositoryPath: string | undefined = repository): Promise<ApplyContext> {
+  count += 1;
+  const root = join(scratch, `root-${count}`);
+  const stateDir = join(scratch, `state-${count}`);
+  await mkdir(stateDir, { recursive: true });
+  await makePacmanRoot(root, repositoryPath === undefined ? {} : { repository: { name: 'mesh', path: repositoryPath } });
+  return { root, stateDir, runner, hostUnit: 'nox-mesh-host.service' };
+}
+
+/** What pacman's local database says, asked directly: "demo 1.0-1", or undefined. */
+async function pacmanSays(ctx: ApplyContext, name: string): Promise<string | undefined> {
+  const result = await runner.run(['pacman', '--root', ctx.root, '--dbpath', join(ctx.root, 'var/lib/pacman'), '--config', '/dev/null', '-Q', name]);
+  return result.code === 0 ? result.stdout.trim() : undefined;
+}
+
+const applier = packageApplier(new PacmanBackend());
+
+describe('PacmanBackend with real pacman in a root', () => {
+  test('installs the declared version, reads it back from the local database, then upgrades it when the repository has the next', async () => {
+    const growing = await publish('growing', ['demo-1.0-1-any.pkg.tar.zst']);
+    const ctx = await machine(growing);
+    const v10 = { shape: 'package', name: 'demo', version: '1.0-1' } as const;
+    const v11 = { shape: 'package', name: 'demo', version: '1.1-1' } as const;
+
+    expect(await applier.observe(v10, ctx)).toEqual({ present: false, differences: ['not installed'] });
+    await applier.apply(v10, ctx);
+    expect(await applier.observe(v10, ctx)).toEqual({ present: true, differences: [] });
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+    expect(await readFile(join(ctx.root, 'usr/share/demo/version'), 'utf8')).toBe('1.0-1\n');
+
+    // Published after the machine read the repository: found by refreshing once.
+    await publish('growing', ['demo-1.1-1-any.pkg.tar.zst']);
+    expect(await applier.observe(v11, ctx)).toEqual({ present: true, differences: ['version 1.0-1 installed, declared 1.1-1'] });
+    await applier.apply(v11, ctx);
+    expect(await applier.observe(v11, ctx)).toEqual({ present: true, differences: [] });
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.1-1');
+    expect(await readFile(join(ctx.root, 'usr/share/demo/version'), 'utf8')).toBe('1.1-1\n');
+  });
+
+  test('forgets an undeclared package and leaves it installed', async () => {
+    const ctx = await machine();
+    await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+
+    expect(await applier.remove('package:demo', ctx)).toBe('forgotten');
+
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+    expect(await readFile(join(ctx.root, 'usr/share/demo/version'), 'utf8')).toBe('1.0-1\n');
+  });
+
+  test('a version-less declaration installs what the repository has and is then satisfied', async () => {
+    const ctx = await machine();
+    const anyDemo = { shape: 'package', name: 'demo' } as const;
+
+    await applier.apply(anyDemo, ctx);
+
+    expect(await applier.observe(anyDemo, ctx)).toEqual({ present: true, differences: [] });
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+  });
+
+  test('a package the repository does not have fails with pacman\'s own words, and nothing is installed', async () => {
+    const ctx = await machine();
+    const absent = { shape: 'package', name: 'absent' } as const;
+
+    const failure = await applier.apply(absent, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageNotInRepository);
+    expect((failure as Error).message).toContain('error: target not found: absent');
+    expect((failure as PackageNotInRepository).next).toContain('pacman -Si absent');
+    expect(await applier.observe(absent, ctx)).toEqual({ present: false, differences: ['not installed'] });
+    expect(await pacmanSays(ctx, 'absent')).toBeUndefined();
+  });
+
+  test('a version the repository does not list fails as not in the repository and leaves the installed one alone', async () => {
+    const ctx = await machine();
+    await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageNotInRepository);
+    expect((failure as Error).message).toContain('target not found: demo=1.1-1');
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+  });
+
+  test('a locked database fails as locked and retryable, naming the lock file to remove if no pacman runs', async () => {
+    const ctx = await machine();
+    const lock = join(ctx.root, 'var/lib/pacman/db.lck');
+    await writeFile(lock, '');
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageDatabaseLocked);
+    expect((failure as PackageDatabaseLocked).retryable).toBe(true);
+    expect((failure as Error).message).toContain('could not lock database');
+    expect((failure as PackageDatabaseLocked).next).toContain(lock);
+    expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
+  });
+
+  test('keeps the installed version as the original, and keeps nothing for a package not installed', async () => {
+    const ctx = await machine();
+    const declared = { shape: 'package', name: 'demo', version: '1.1-1' } as const;
+    const kept = join(ctx.stateDir, 'originals');
+    expect(await applier.keepOriginal(declared, ctx, kept)).toBeUndefined();
+
+    await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+    const path = await applier.keepOriginal(declared, ctx, kept);
+
+    expect(JSON.parse(await readFile(path as string, 'utf8'))).toEqual({ shape: 'package', name: 'demo', version: '1.0-1', package_manager: 'pacman' });
+  });
+
+  test('a directory source installs from that repository alone, with a pacman.conf of its own', async () => {
+    const ctx = await machine(undefined);
+    const fromDirectory = packageApplier(new PacmanBackend({ source: { kind: 'directory', path: repository, repository: 'mesh' } }));
+
+    await fromDirectory.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+    expect(await readFile(join(ctx.stateDir, 'packages/pacman/pacman.conf'), 'utf8')).toContain(`Server = file://${repository}`);
+  });
+
+  test('on the machine itself runs pacman as a person would, with no paths of its own', async () => {
+    const recording = new RecordingRunner();
+
+    await new PacmanBackend().install('nginx', '1.24.0-1', { root: '/', stateDir: join(scratch, 'state-machine-root'), runner: recording, hostUnit: 'nox-mesh-host.service' });
+
+    expect(recording.calls.map((call) => call.argv)).toEqual([['pacman', '--noconfirm', '--noprogressbar', '--needed', '--sync', 'nginx=1.24.0-1']]);
+  });
+
+  test('a root without a pacman database is unreadable rather than "not installed"', async () => {
+    const ctx = await machine();
+    await rm(join(ctx.root, 'var/lib/pacman'), { recursive: true });
+
+    const observation = await applier.observe({ shape: 'package', name: 'demo' }, ctx);
+
+    expect(observation.unreadable).toMatch(/pacman could not read the package database/);
+    expect(observation.present).toBe(false);
+  });
+});

@@ -1,0 +1,177 @@
+import { createActor, fromPromise, initialTransition, toPromise, transition } from 'xstate';
+import type { AnyEventObject, SnapshotFrom } from 'xstate';
+import { BriefingLine } from '../schema/briefing';
+import { adoptionMachine, couldNotRead, MAX_DETAIL } from './adoption.machine';
+import type { AdoptionObservation, KeepOriginalInput, KeptOriginal } from './adoption.machine';
+
+type Snapshot = SnapshotFrom<typeof adoptionMachine>;
+
+const input = { subject: 'file:/etc/docker/daemon.json', originalsDir: '/var/lib/mesh-host/originals/file:%2Fetc%2Fdocker%2Fdaemon.json' };
+const KEPT_AT = `${input.originalsDir}/etc/docker/daemon.json`;
+
+const matching: AdoptionObservation = { present: true, differences: [] };
+const conflicting: AdoptionObservation = { present: true, differences: ['content differs (31 bytes, declared 27)', 'mode is 0600, declared 0644'] };
+const unreadable: AdoptionObservation = { present: false, differences: ['cannot read /etc/docker/daemon.json: EACCES'], unreadable: 'cannot read /etc/docker/daemon.json: EACCES' };
+
+const observed = (observation: AdoptionObservation): AnyEventObject => ({ type: 'resource.observed', observation });
+const keptAt = (at: string | null): AnyEventObject => ({ type: 'xstate.done.actor.keepOriginal', actorId: 'keepOriginal', output: at === null ? null : { at } });
+const keepFailed = (error: unknown): AnyEventObject => ({ type: 'xstate.error.actor.keepOriginal', actorId: 'keepOriginal', error });
+
+function walk(events: AnyEventObject[]): Snapshot {
+  let [snapshot] = initialTransition(adoptionMachine, input);
+  for (const event of events) [snapshot] = transition(adoptionMachine, snapshot, event as never);
+  return snapshot;
+}
+
+function decisionOf(snapshot: Snapshot) {
+  expect(snapshot.status).toBe('done');
+  const decision = snapshot.output;
+  if (decision === undefined) throw new Error('no output');
+  // Every line the machine makes is one the briefing contract accepts.
+  expect(BriefingLine.safeParse(decision.line).success).toBe(true);
+  return decision;
+}
+
+describe('adoption machine', () => {
+  test('starts looking, with nothing decided', () => {
+    const snapshot = walk([]);
+    expect(snapshot.value).toBe('looking');
+    expect(snapshot.context.decision).toBeNull();
+  });
+
+  test('keeps the original before deciding anything about a machine that can be read', () => {
+    expect(walk([observed(matching)]).value).toBe('keepingOriginal');
+    expect(walk([observed(conflicting)]).value).toBe('keepingOriginal');
+  });
+
+  test('takes over a resource that already matches, naming where its original was kept', () => {
+    const snapshot = walk([observed(matching), keptAt(KEPT_AT)]);
+    expect(snapshot.value).toBe('taken');
+    expect(decisionOf(snapshot)).toEqual({
+      take: true,
+      originalKeptAt: KEPT_AT,
+      line: {
+        status: 'ok',
+        subject: 'file:/etc/docker/daemon.json',
+        detail: `already as declared; adopted, the host owns it from now on; original kept at ${KEPT_AT}`,
+        original_kept_at: KEPT_AT,
+      },
+    });
+  });
+
+  test('on conflict the machine wins: nothing taken, the difference and the kept original said', () => {
+    const snapshot = walk([observed(conflicting), keptAt(KEPT_AT)]);
+    expect(snapshot.value).toBe('kept');
+    const decision = decisionOf(snapshot);
+    expect(decision.take).toBe(false);
+    expect(decision.line.status).toBe('kept');
+    expect(decision.line.detail).toBe(
+      "content differs (31 bytes, declared 27); mode is 0600, declared 0644 — the machine's value wins, nothing was written; "
+        + `original kept at ${KEPT_AT}`,
+    );
+    expect(decision.line.original_kept_at).toBe(KEPT_AT);
+  });
+
+  test('says when there was nothing to keep', () => {
+    const decision = decisionOf(walk([observed(conflicting), keptAt(null)]));
+    expect(decision.line.detail).toMatch(/nothing was written; nothing to keep$/);
+    expect(decision.line).not.toHaveProperty('original_kept_at');
+    expect(decision).not.toHaveProperty('originalKeptAt');
+  });
+
+  test('a machine that cannot be read is unknown, and no original is kept', () => {
+    const snapshot = walk([observed(unreadable)]);
+    expect(snapshot.value).toBe('unknown');
+    expect(decisionOf(snapshot)).toEqual({
+      take: false,
+      line: { status: 'unknown', subject: input.subject, detail: 'could not be read: cannot read /etc/docker/daemon.json: EACCES; nothing was kept or written' },
+    });
+  });
+
+  test('a read failure while keeping the original is unknown, not failed', () => {
+    const error = Object.assign(new Error('/etc/docker leads outside the root'), { couldNotRead: true });
+    const snapshot = walk([observed(conflicting), keepFailed(error)]);
+    expect(snapshot.value).toBe('unknown');
+    const decision = decisionOf(snapshot);
+    expect(decision.take).toBe(false);
+    expect(decision.line.detail).toBe('could not be read while keeping the original, so nothing was written: /etc/docker leads outside the root');
+  });
+
+  test('an original that cannot be kept fails the line, and nothing is taken even when the machine matches', () => {
+    const snapshot = walk([observed(matching), keepFailed(new Error('ENOSPC: no space left on device'))]);
+    expect(snapshot.value).toBe('failed');
+    expect(decisionOf(snapshot)).toEqual({
+      take: false,
+      line: { status: 'failed', subject: input.subject, detail: 'the original could not be kept, so nothing was written: ENOSPC: no space left on device' },
+    });
+  });
+
+  test('a rejection that is not an Error is still said', () => {
+    expect(decisionOf(walk([observed(matching), keepFailed('disk went away')])).line.detail).toMatch(/: disk went away$/);
+  });
+
+  test('a very long difference is shortened, and where the original went is never the part cut off', () => {
+    const long: AdoptionObservation = { present: true, differences: ['x'.repeat(10_000)] };
+    const decision = decisionOf(walk([observed(long), keptAt(KEPT_AT)]));
+    expect(decision.line.detail.length).toBeLessThanOrEqual(MAX_DETAIL);
+    expect(decision.line.detail.endsWith(`; original kept at ${KEPT_AT}`)).toBe(true);
+    expect(decision.line.detail).toContain('…');
+  });
+
+  test('tells read failures from copy failures only by an explicit flag', () => {
+    expect(couldNotRead({ couldNotRead: true, message: 'x' })).toBe(true);
+    expect(couldNotRead({ couldNotRead: false, message: 'x' })).toBe(false);
+    expect(couldNotRead(new Error('EACCES'))).toBe(false);
+    expect(couldNotRead(null)).toBe(false);
+  });
+
+  test('runs as an actor: keeps the original in the directory from its input, then outputs the decision', async () => {
+    const asked: string[] = [];
+    const logic = adoptionMachine.provide({
+      actors: {
+        keepOriginal: fromPromise<KeptOriginal | null, KeepOriginalInput>(async ({ input: given }) => {
+          asked.push(given.dir);
+          return { at: `${given.dir}/etc/docker/daemon.json` };
+        }),
+      },
+    });
+    const actor = createActor(logic, { input });
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'resource.observed', observation: matching });
+    const decision = await done;
+    expect(asked).toEqual([input.originalsDir]);
+    expect(decision.take).toBe(true);
+    expect(decision.originalKeptAt).toBe(KEPT_AT);
+  });
+
+  test('does not keep anything for a machine that cannot be read', async () => {
+    let asked = 0;
+    const logic = adoptionMachine.provide({
+      actors: { keepOriginal: fromPromise<KeptOriginal | null, KeepOriginalInput>(async () => { asked += 1; return null; }) },
+    });
+    const actor = createActor(logic, { input });
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'resource.observed', observation: unreadable });
+    expect((await done).line.status).toBe('unknown');
+    expect(asked).toBe(0);
+  });
+
+  test('the placeholder keepOriginal fails loudly, naming how to provide it', async () => {
+    const actor = createActor(adoptionMachine, { input });
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'resource.observed', observation: matching });
+    expect((await done).line.detail).toMatch(/provide the keepOriginal actor/);
+  });
+
+  test('documents every state and names every invoke', () => {
+    const nodes = Object.values(adoptionMachine.root.states);
+    expect(nodes.map((node) => node.key).sort()).toEqual(['failed', 'keepingOriginal', 'kept', 'looking', 'taken', 'unknown']);
+    for (const node of nodes) {
+      expect(node.description).toBeTruthy();
+      for (const invoke of node.invoke) expect(invoke.id).toBe(invoke.src);
+    }
+  });
+});

@@ -1,0 +1,219 @@
+import { createActor, fromPromise, initialTransition, SimulatedClock, transition } from 'xstate';
+import type { AnyEventObject, SnapshotFrom } from 'xstate';
+import { DEFAULT_RELEASE_RETRY_DELAY_MS, lifecycleMachine } from './lifecycle.machine';
+import type { EnrolInput, LifecycleIdentity, ReleaseInput } from './lifecycle.machine';
+
+type Snapshot = SnapshotFrom<typeof lifecycleMachine>;
+
+function setback(condition: string, retryable = false): Error {
+  return Object.assign(new Error(`${condition} happened`), { name: condition, retryable });
+}
+
+function walk(events: AnyEventObject[], input = {}): Snapshot {
+  let [snapshot] = initialTransition(lifecycleMachine, input);
+  for (const event of events) [snapshot] = transition(lifecycleMachine, snapshot, event as never);
+  return snapshot;
+}
+
+const toEnrolled: AnyEventObject[] = [
+  { type: 'operator.install' },
+  { type: 'operator.enrol', token: 'MESH1-token' },
+  { type: 'xstate.done.actor.enrol', actorId: 'enrol', output: { node: 'workstation' } },
+];
+const toReleasing: AnyEventObject[] = [...toEnrolled, { type: 'declaration.final' }];
+const releaseFailed = (error: Error): AnyEventObject => ({ type: 'xstate.error.actor.release', actorId: 'release', error });
+
+describe('lifecycle machine', () => {
+  test('starts unmanaged, with no identity', () => {
+    const snapshot = walk([]);
+    expect(snapshot.value).toBe('unmanaged');
+    expect(snapshot.context.identity).toBeNull();
+  });
+
+  test('an installed host is hosted, which is not a node', () => {
+    const snapshot = walk([{ type: 'operator.install' }]);
+    expect(snapshot.value).toBe('hosted');
+    expect(snapshot.context.identity).toBeNull();
+  });
+
+  test('enrolment keeps the identity the controller gave and starts operating', () => {
+    const snapshot = walk(toEnrolled);
+    expect(snapshot.value).toEqual({ enrolled: 'operating' });
+    expect(snapshot.context.identity).toEqual({ node: 'workstation' });
+  });
+
+  test('a refused enrolment goes back to hosted with the reason kept for the person', () => {
+    const snapshot = walk([
+      { type: 'operator.install' },
+      { type: 'operator.enrol', token: 'MESH1-token' },
+      { type: 'xstate.error.actor.enrol', actorId: 'enrol', error: setback('TokenExpired') },
+    ]);
+    expect(snapshot.value).toBe('hosted');
+    expect(snapshot.context.identity).toBeNull();
+    expect(snapshot.context.enrolRefusal).toEqual({ condition: 'TokenExpired', message: 'TokenExpired happened', retryable: false });
+  });
+
+  test('a refusal that is not an error object is still kept, as what it says', () => {
+    const snapshot = walk([
+      { type: 'operator.install' },
+      { type: 'operator.enrol', token: 'MESH1-token' },
+      { type: 'xstate.error.actor.enrol', actorId: 'enrol', error: 'socket hang up' },
+    ]);
+    expect(snapshot.context.enrolRefusal).toEqual({ condition: 'Error', message: 'socket hang up', retryable: false });
+  });
+
+  test('enrolling again forgets the previous refusal, and can succeed', () => {
+    const refused = walk([
+      { type: 'operator.install' },
+      { type: 'operator.enrol', token: 'MESH1-typo' },
+      { type: 'xstate.error.actor.enrol', actorId: 'enrol', error: setback('TokenMistyped') },
+      { type: 'operator.enrol', token: 'MESH1-token' },
+    ]);
+    expect(refused.value).toBe('enrolling');
+    expect(refused.context.enrolRefusal).toBeNull();
+    const [enrolled] = transition(lifecycleMachine, refused, { type: 'xstate.done.actor.enrol', actorId: 'enrol', output: { node: 'laptop' } } as never);
+    expect(enrolled.context.identity).toEqual({ node: 'laptop' });
+  });
+
+  test('a node that loses its link is disconnected, keeps its identity, and comes back enrolled', () => {
+    const away = walk([...toEnrolled, { type: 'link.lost' }]);
+    expect(away.value).toBe('disconnected');
+    expect(away.context.identity).toEqual({ node: 'workstation' });
+    const [back] = transition(lifecycleMachine, away, { type: 'link.restored' });
+    expect(back.value).toEqual({ enrolled: 'operating' });
+  });
+
+  test('a disconnected node cannot be released or enrolled: only the link brings it back', () => {
+    const away = walk([...toEnrolled, { type: 'link.lost' }]);
+    for (const event of [{ type: 'declaration.final' }, { type: 'operator.enrol', token: 'MESH1-token' }] as const) {
+      const [next] = transition(lifecycleMachine, away, event);
+      expect(next.value).toBe('disconnected');
+    }
+  });
+
+  test('an enrolled node refuses a second enrolment by staying as it is', () => {
+    const [next] = transition(lifecycleMachine, walk(toEnrolled), { type: 'operator.enrol', token: 'MESH1-other' });
+    expect(next.value).toEqual({ enrolled: 'operating' });
+    expect(next.context.identity).toEqual({ node: 'workstation' });
+  });
+
+  test('a finished release drops the identity and leaves the host installed', () => {
+    const snapshot = walk([...toReleasing, { type: 'xstate.done.actor.release', actorId: 'release', output: undefined }]);
+    expect(snapshot.value).toBe('hosted');
+    expect(snapshot.context.identity).toBeNull();
+    expect(snapshot.context.releaseAttempts).toBe(0);
+  });
+
+  test('a retryable release failure waits and retries while attempts are left (isRetryable and hasAttemptsLeft)', () => {
+    const snapshot = walk([...toReleasing, releaseFailed(setback('PackageDatabaseLocked', true))]);
+    expect(snapshot.value).toEqual({ enrolled: 'retrying' });
+    expect(snapshot.context.releaseFailure).toEqual({ condition: 'PackageDatabaseLocked', message: 'PackageDatabaseLocked happened', retryable: true });
+    const [again] = transition(lifecycleMachine, snapshot, { type: 'xstate.after.releaseRetryDelay.lifecycle.enrolled.retrying' } as never);
+    expect(again.value).toEqual({ enrolled: 'releasing' });
+    expect(again.context.releaseAttempts).toBe(2);
+  });
+
+  test('a release failure that is not retryable is reported at once, without retrying', () => {
+    const snapshot = walk([...toReleasing, releaseFailed(setback('RemovalRefused'))]);
+    expect(snapshot.value).toEqual({ enrolled: 'operating' });
+    expect(snapshot.context.releaseFailure?.condition).toBe('RemovalRefused');
+    expect(snapshot.context.identity).toEqual({ node: 'workstation' });
+  });
+
+  test('a retryable failure stops being retried once the attempts run out', () => {
+    const locked = releaseFailed(setback('PackageDatabaseLocked', true));
+    const retry = { type: 'xstate.after.releaseRetryDelay.lifecycle.enrolled.retrying' };
+    const snapshot = walk([...toReleasing, locked, retry, locked], { maxReleaseAttempts: 2 });
+    expect(snapshot.value).toEqual({ enrolled: 'operating' });
+    expect(snapshot.context.releaseFailure?.condition).toBe('PackageDatabaseLocked');
+    expect(snapshot.context.releaseAttempts).toBe(0);
+  });
+
+  test('a new final declaration starts counting attempts afresh and clears the old failure', () => {
+    const failed = walk([...toReleasing, releaseFailed(setback('RemovalRefused'))]);
+    const [again] = transition(lifecycleMachine, failed, { type: 'declaration.final' });
+    expect(again.value).toEqual({ enrolled: 'releasing' });
+    expect(again.context.releaseAttempts).toBe(1);
+    expect(again.context.releaseFailure).toBeNull();
+  });
+
+  test('losing the link during a release ends it, and the next final declaration asks again', async () => {
+    const asked: string[] = [];
+    const machine = lifecycleMachine.provide({
+      actors: {
+        enrol: fromPromise<LifecycleIdentity, EnrolInput>(async ({ input }) => {
+          asked.push(`enrol ${input.token}`);
+          return { node: 'workstation' };
+        }),
+        release: fromPromise<void, ReleaseInput>(({ input, signal }) => new Promise((_resolve, reject) => {
+          asked.push(`release ${input.node}`);
+          signal.addEventListener('abort', () => {
+            asked.push('release aborted');
+            reject(signal.reason);
+          });
+        })),
+      },
+    });
+    const actor = createActor(machine, { input: {} }).start();
+    actor.send({ type: 'operator.install' });
+    actor.send({ type: 'operator.enrol', token: 'MESH1-token' });
+    await new Promise((resolve) => setImmediate(resolve));
+    actor.send({ type: 'declaration.final' });
+    actor.send({ type: 'link.lost' });
+    expect(actor.getSnapshot().value).toBe('disconnected');
+    actor.send({ type: 'link.restored' });
+    actor.send({ type: 'declaration.final' });
+    expect(asked).toEqual(['enrol MESH1-token', 'release workstation', 'release aborted', 'release workstation']);
+    actor.stop();
+  });
+
+  test('the retry waits for the provided delay on the actor system clock', async () => {
+    let releases = 0;
+    const machine = lifecycleMachine.provide({
+      actors: {
+        release: fromPromise<void, ReleaseInput>(async () => {
+          releases += 1;
+          throw setback('PackageDatabaseLocked', true);
+        }),
+      },
+    });
+    const clock = new SimulatedClock();
+    const enrolled = walk(toEnrolled);
+    const actor = createActor(machine, { clock, input: {}, snapshot: enrolled }).start();
+    actor.send({ type: 'declaration.final' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(actor.getSnapshot().value).toEqual({ enrolled: 'retrying' });
+    clock.increment(DEFAULT_RELEASE_RETRY_DELAY_MS - 1);
+    expect(releases).toBe(1);
+    clock.increment(1);
+    expect(releases).toBe(2);
+    actor.stop();
+  });
+
+  test('a restarted host with an identity in its store resumes disconnected, waiting for its link', () => {
+    const resumed = lifecycleMachine.resolveState({
+      value: 'disconnected',
+      context: { identity: { node: 'workstation' }, enrolRefusal: null, releaseFailure: null, releaseAttempts: 0, maxReleaseAttempts: 3 },
+    });
+    const [linked] = transition(lifecycleMachine, resumed, { type: 'link.restored' });
+    expect(linked.value).toEqual({ enrolled: 'operating' });
+    expect(linked.context.identity).toEqual({ node: 'workstation' });
+  });
+
+  test('the placeholder enrol actor says how to provide the real one', async () => {
+    const actor = createActor(lifecycleMachine, { input: {} }).start();
+    actor.send({ type: 'operator.install' });
+    actor.send({ type: 'operator.enrol', token: 'MESH1-token' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(actor.getSnapshot().context.enrolRefusal?.message).toMatch(/provide the enrol actor/);
+    actor.stop();
+  });
+
+  test('every state says what it has and can, for the charts and for a newcomer', () => {
+    const described = (node: { description?: string; states: Record<string, unknown> }): string[] => [
+      ...(node.description ? [] : ['(undescribed)']),
+      ...Object.values(node.states).flatMap((child) => described(child as typeof node)),
+    ];
+    expect(described(lifecycleMachine.root)).toEqual([]);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * The supervisor machine's paths, walked by the real supervision helper.
+ *
+ * Each path gets a fresh root supervisor from actors/shared/supervisor (`supervise` +
+ * `runRootSupervisor`) with one transient child, a FakeChild the drivers fail or finish on
+ * command, on a simulated clock, with the process exit replaced by a recorder. The model's slot is
+ * the root's slot for that child: drivers make its child fail or end, advance the clock through
+ * the backoff and the restart window, and send it `supervisor.stop`; assertions read the live
+ * tree (`describeTree`), the fake child's incarnations and the recorded exit.
+ *
+ * The child is transient so that its clean end is the machine's `xstate.done.actor.child`; a
+ * permanent child's clean end reaches the machine as a failure, which the helper's own tests
+ * cover.
+ */
+import { SimulatedClock } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { restartDelay, supervisorMachine } from '../machines/supervisor.machine';
+import type { SupervisorInput } from '../machines/supervisor.machine';
+import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
+import { runRootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
+import type { RootOutcome, RootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
+import { supervise } from '../actors/shared/supervisor/supervise';
+import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-tree';
+import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
+
+const input: SupervisorInput = {
+  child: 'worker',
+  maxRestarts: 2,
+  windowMs: 1_000,
+  // The second restart would wait 200 ms: the cap of 150 ms is on the paths too.
+  backoff: { baseMs: 100, maxMs: 150 },
+};
+
+interface Rig {
+  clock: SimulatedClock;
+  child: FakeChild;
+  root: RootSupervisor;
+  exits: Array<{ code: number; message: string }>;
+  /** Incarnations the model says have been started so far. */
+  started: number;
+}
+
+/** The root supervisor's slot for the worker: the real actor the model describes. */
+function slotOf(rig: Rig): AnyActorRef {
+  const slot = rig.root.actor.getSnapshot().children[input.child] as AnyActorRef | undefined;
+  if (slot === undefined) throw new Error('the root supervisor has no slot for the worker any more');
+  return slot;
+}
+
+function workerNode(rig: Rig): SupervisionTreeNode {
+  const node = rig.root.tree().children.find((child) => child.id === input.child);
+  if (node === undefined) throw new Error(`the tree has no ${input.child}: ${JSON.stringify(rig.root.tree())}`);
+  return node;
+}
+
+/** The root's outcome, once it has ended; undefined while it runs. */
+async function outcomeOf(rig: Rig): Promise<RootOutcome | undefined> {
+  return Promise.race([rig.root.done, settle().then(() => undefined)]);
+}
+
+describeModel({
+  machine: supervisorMachine,
+  input,
+  setup(): Rig {
+    const clock = new SimulatedClock();
+    const child = new FakeChild();
+    const exits: Rig['exits'] = [];
+    const root = runRootSupervisor(
+      supervise({
+        name: 'model',
+        maxRestarts: input.maxRestarts,
+        windowMs: input.windowMs,
+        backoff: input.backoff,
+        children: [{ id: input.child, logic: child.logic, restart: 'transient' }],
+      }),
+      { clock, exit: (code, message) => exits.push({ code, message }) },
+    );
+    return { clock, child, root, exits, started: 1 };
+  },
+  teardown(rig) {
+    rig.root.actor.stop();
+  },
+  events: {
+    'xstate.error.actor.child': {
+      samples: { 'connection refused': errorEvent('child', new Error('connection refused')) },
+      async drive(rig, event: { error: Error }) {
+        rig.child.current.fail(event.error.message);
+        await settle();
+      },
+    },
+    'xstate.done.actor.child': {
+      samples: [doneEvent('child', undefined)],
+      async drive(rig) {
+        rig.child.current.finish();
+        await settle();
+      },
+    },
+    'supervisor.stop': {
+      async drive(rig) {
+        const running = rig.child.current;
+        const wasRunning = !running.ended && !running.stopped;
+        slotOf(rig).send({ type: 'supervisor.stop' });
+        await settle();
+        // A running incarnation is stopped, not left behind: its cleanup ran.
+        if (wasRunning) expect(running.stopped).toBe(true);
+      },
+    },
+    [afterEventType('restartDelay', 'supervisor.backingOff')]: {
+      drive(rig, _event, step) {
+        const delay = restartDelay(input.backoff, step.from.context.recentRestarts);
+        rig.clock.increment(delay - 1);
+        expect(rig.child.incarnations).toHaveLength(rig.started);
+        rig.clock.increment(1);
+        rig.started += 1;
+      },
+    },
+    [afterEventType('restartWindow', 'supervisor.running')]: {
+      drive(rig, _event, step) {
+        rig.clock.increment(input.windowMs - 1);
+        expect(workerNode(rig).restarts).toBe(step.from.context.recentRestarts);
+        rig.clock.increment(1);
+      },
+    },
+  },
+  states: {
+    async running(rig, snapshot) {
+      const node = workerNode(rig);
+      expect(node.state).toBe('running');
+      expect(node.restarts).toBe(snapshot.context.recentRestarts);
+      expect(node.last_error).toBe(snapshot.context.lastError);
+      expect(rig.child.incarnations).toHaveLength(rig.started);
+      expect(rig.child.running).toBe(1);
+      expect(await outcomeOf(rig)).toBeUndefined();
+    },
+    async backingOff(rig, snapshot) {
+      const node = workerNode(rig);
+      expect(node.state).toBe('backingOff');
+      expect(node.restarts).toBe(snapshot.context.recentRestarts);
+      expect(node.last_error).toBe(snapshot.context.lastError);
+      expect(rig.child.running).toBe(0);
+      expect(await outcomeOf(rig)).toBeUndefined();
+    },
+    async escalated(rig, snapshot) {
+      expect(await outcomeOf(rig)).toMatchObject({ outcome: 'escalated', child: input.child, error: snapshot.context.lastError });
+      expect(rig.child.running).toBe(0);
+      expect(rig.exits).toHaveLength(1);
+      expect(rig.exits[0]?.code).toBe(1);
+      expect(rig.exits[0]?.message).toContain(`gave up on child "${input.child}"`);
+      expect(rig.exits[0]?.message).toContain(String(snapshot.context.lastError));
+    },
+    async stopped(rig) {
+      expect(await outcomeOf(rig)).toEqual({ outcome: 'stopped', child: 'model' });
+      expect(rig.child.running).toBe(0);
+      expect(rig.child.incarnations).toHaveLength(rig.started);
+      expect(rig.exits).toEqual([]);
+    },
+  },
+});
