@@ -1,6 +1,12 @@
 import { Builtins, Cli } from 'clipanion';
 import { runningVersion } from '../../shared/version';
 import { notBuiltCommand } from '../../shared/cli/not-built';
+import { ApplyCommand } from './apply.command';
+import { BriefingCommand } from './briefing.command';
+import { InventoryCommand } from './inventory.command';
+import { OwnedCommand } from './owned.command';
+import { ProfileCommand } from './profile.command';
+import { ReconcileCommand } from './reconcile.command';
 import { VersionCommand } from './version.command';
 
 /** The `nox-mesh-host` command line: the verbs a person at the machine uses. */
@@ -8,9 +14,7 @@ export function hostCli(): Cli {
   const cli = new Cli({ binaryLabel: 'Novox Mesh node host', binaryName: 'nox-mesh-host', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   cli.register(VersionCommand);
-  for (const verb of ['profile', 'inventory', 'owned', 'apply', 'reconcile', 'briefing']) {
-    cli.register(notBuiltCommand([verb], 'the node host (issue "The node host on one machine")'));
-  }
+  for (const command of [ProfileCommand, InventoryCommand, OwnedCommand, ApplyCommand, ReconcileCommand, BriefingCommand]) cli.register(command);
   cli.register(notBuiltCommand(['enrol'], 'enrolment (issue "Enrolment over a pinned broker")'));
   cli.register(notBuiltCommand(['run'], 'enrolment and the link (issues "Enrolment", "The link")'));
   return cli;

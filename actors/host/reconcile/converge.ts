@@ -92,7 +92,9 @@ async function convergeOne(resource: Resource, deps: ConvergeDeps): Promise<Reso
   const owned = state.owned.resources.find((entry) => entry.key === key);
   const ours = owned !== undefined || state.applying.includes(key);
 
-  if (!ours && observation.present) {
+  // Something already there, or something that cannot be read, that the host did not make:
+  // adoption decides (and an unreadable one becomes an `unknown` line, not a blind write).
+  if (!ours && (observation.present || observation.unreadable !== undefined)) {
     const decision = await deps.adopter.adopt(resource, applier, observation, deps.ctx);
     await recordBriefingLine(decision.line, deps);
     if (!decision.take) return { ...base, outcome: 'kept', detail: decision.line.detail };

@@ -1,6 +1,7 @@
 import type { ResourceResult } from '../../../schema/report';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import { applyContextOf, nodeNameOf, type HostContext } from '../host-context';
+import { refreshLookAt } from '../adoption/refresh-look-at';
 import { converge } from './converge';
 import { desiredResources } from './desired-resources';
 
@@ -31,6 +32,7 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
     now: host.now,
     nodeName: () => nodeNameOf(host),
   });
+  await refreshLookAt(host.state);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
   return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };

@@ -68,7 +68,7 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       if (!status.exists) return undefined;
       const file = path.join(dir, `service-${encodeURIComponent(resource.name)}.json`);
       // The first copy is the machine's; a later one would be what the host itself had set.
-      if (await exists(file)) return `service ${resource.name}: the original was already kept at ${file}`;
+      if (await exists(file)) return file;
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
       const kept = {
         service: resource.name,
@@ -79,8 +79,7 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
         kept_at: new Date().toISOString(),
       };
       await writeFileAtomic(file, `${JSON.stringify(kept, null, 2)}\n`);
-      const was = `${status.running ? 'running' : 'stopped'} and ${status.enabled ? 'enabled' : 'disabled'}`;
-      return `service ${resource.name} was ${was} (${backend.manager}); kept at ${file}`;
+      return file;
     },
   };
 }

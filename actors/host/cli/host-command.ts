@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { Option } from 'clipanion';
+import { MeshCommand } from '../../shared/cli/mesh-command';
+import { appliersForProfile } from '../appliers/appliers-for-profile';
+import { createAdopter } from '../adoption/adoption.actor';
+import { DEFAULT_SETTINGS, openHost, type HostContext, type HostSettings } from '../host-context';
+import { detectProfile } from '../profile/detect-profile';
+import { requireRootDirectory } from '../profile/root-directory';
+import { runnerFrom } from '../profile/runner-context';
+
+/**
+ * The base of the verbs that work on this machine's store: `--root` and `--state-dir`, and
+ * opening the host (store locked, appliers chosen from the machine's profile).
+ */
+export abstract class HostCommand extends MeshCommand {
+  root = Option.String('--root', '/', {
+    description: 'Treat this directory as the machine: every declared path resolves under it (default /)',
+  });
+
+  stateDir = Option.String('--state-dir', {
+    description: 'Where the host keeps state.json (default /var/lib/mesh-host, or <root>/var/lib/mesh-host with --root)',
+  });
+
+  /** The settings these options name. */
+  async settings(): Promise<HostSettings> {
+    const root = await requireRootDirectory(this.root);
+    const stateDir = this.stateDir !== undefined
+      ? path.resolve(this.stateDir)
+      : root === '/' ? DEFAULT_SETTINGS.stateDir : path.join(root, DEFAULT_SETTINGS.stateDir);
+    return { ...DEFAULT_SETTINGS, root, stateDir };
+  }
+
+  /** Opens the host for the length of `work`, then releases the store. */
+  async withHost<T>(work: (host: HostContext) => Promise<T>): Promise<T> {
+    const settings = await this.settings();
+    const runner = runnerFrom(this.context);
+    const profile = await detectProfile({ root: settings.root, runner });
+    const host = await openHost(settings, { runner, appliers: appliersForProfile(profile), adopter: createAdopter() });
+    try {
+      if (host.storeProblem !== undefined) this.context.stderr.write(`warning: ${host.storeProblem}\n`);
+      return await work(host);
+    } finally {
+      await host.close();
+    }
+  }
+}
