@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
@@ -96,6 +96,7 @@ export const fileApplier: Applier<FileResource> = {
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
     const real = await resolveUnderRoot(ctx.root, path);
+    await sweepStaleTemporaries(real);
     const stats = await lstatOrAbsent(real);
     if (stats === undefined) return 'removed';
     if (!stats.isFile()) {
@@ -160,7 +161,8 @@ async function writeAtomically(
   signal?: AbortSignal,
 ): Promise<void> {
   const directory = dirname(real);
-  const temporary = join(directory, `.${basename(real).slice(0, MAX_TEMP_STEM)}.${randomBytes(6).toString('hex')}.tmp`);
+  await sweepStaleTemporaries(real);
+  const temporary = join(directory, `${temporaryStem(real)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   let renamed = false;
   try {
@@ -179,6 +181,28 @@ async function writeAtomically(
     if (!renamed) await rm(temporary, { force: true });
   }
   await syncDirectory(directory);
+}
+
+function temporaryStem(real: string): string {
+  return `.${basename(real).slice(0, MAX_TEMP_STEM)}`;
+}
+
+/**
+ * Removes temporary files a host killed mid-write left beside `real`. Only one host process
+ * writes at a time (the store lock), so any temporary of this file found now is abandoned;
+ * without this, a crash at the wrong instant would leave a file nobody owns.
+ */
+async function sweepStaleTemporaries(real: string): Promise<void> {
+  const stem = temporaryStem(real);
+  let names: string[];
+  try {
+    names = await readdir(dirname(real));
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return;
+    throw error;
+  }
+  const abandoned = names.filter((name) => name.startsWith(`${stem}.`) && /^[0-9a-f]{12}\.tmp$/.test(name.slice(stem.length + 1)));
+  await Promise.all(abandoned.map((name) => rm(join(dirname(real), name), { force: true })));
 }
 
 /** fsync a directory, so a rename or unlink in it survives a crash. */

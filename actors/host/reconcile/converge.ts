@@ -58,16 +58,18 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
-    const undeclared = deps.state.current().owned.resources.filter((owned) => !keep.has(owned.key));
-    for (const owned of undeclared.sort(removalOrder)) {
+    // What the host owns and no longer declares, and any key left marked `applying` by a host
+    // killed mid-apply that is no longer declared (its own half-made work): all undone, in an
+    // order that empties a directory of the host's files before the directory's turn.
+    const state = deps.state.current();
+    const owned = state.owned.resources.filter((entry) => !keep.has(entry.key));
+    const ownedKeys = new Set(state.owned.resources.map((entry) => entry.key));
+    const halfMade = state.applying
+      .filter((key) => !keep.has(key) && !ownedKeys.has(key))
+      .map((key): OwnedResource => ({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: deps.now().toISOString() }));
+    for (const entry of [...owned, ...halfMade].sort(removalOrder)) {
       if (deps.ctx.signal?.aborted) break;
-      results.push(await removeOne(owned, deps));
-    }
-    // A key left marked `applying` by a host killed mid-apply, and no longer declared, is the
-    // host's own half-made work: undo it like anything else the host owns.
-    for (const key of deps.state.current().applying.filter((k) => !keep.has(k))) {
-      if (deps.ctx.signal?.aborted) break;
-      results.push(await removeOne({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: deps.now().toISOString() }, deps));
+      results.push(await removeOne(entry, deps));
     }
   }
   return results;
@@ -131,15 +133,27 @@ async function removeOne(owned: OwnedResource, deps: ConvergeDeps): Promise<Reso
   if (applier === undefined) {
     return { ...base, outcome: 'failed', detail: `owned, but this host has no ${owned.shape} applier to remove it; still owned` };
   }
+  // Moved from owned to applying before the machine is touched, so a host killed part way never
+  // claims to own something it already deleted, and still knows the leftovers are its own.
+  const wasOwned = deps.state.current().owned.resources.find((r) => r.key === owned.key);
+  await deps.state.update((s) => ({
+    ...s,
+    applying: s.applying.includes(owned.key) ? s.applying : [...s.applying, owned.key],
+    owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) },
+  }));
   try {
     const removal = await applier.remove(owned.key, deps.ctx);
-    await deps.state.update((s) => ({
-      ...s,
-      applying: s.applying.filter((k) => k !== owned.key),
-      owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) },
-    }));
+    await clearApplying(owned.key, deps);
     return { ...base, outcome: removal };
   } catch (error) {
+    // Still the host's: owned again if it was, else left marked so the next pass tries again.
+    if (wasOwned !== undefined) {
+      await deps.state.update((s) => ({
+        ...s,
+        applying: s.applying.filter((k) => k !== owned.key),
+        owned: { resources: [...s.owned.resources, wasOwned] },
+      }));
+    }
     return { ...base, outcome: 'failed', detail: `could not remove it, so it is still owned: ${messageOf(error)}` };
   }
 }

@@ -21,7 +21,8 @@ export function reconcileLogic(deps: ReconcileDeps) {
     actors: {
       pass: fromPromise<void, PassInput>(async ({ input, signal }) => {
         const report = await deps.pass(input.reasons, signal);
-        deps.onPass?.(report);
+        // A pass cut short by shutdown is not an account of the machine: nothing goes upward.
+        if (!signal.aborted) deps.onPass?.(report);
       }),
     },
     ...(deps.driftIntervalMs === undefined ? {} : { delays: { driftInterval: deps.driftIntervalMs } }),

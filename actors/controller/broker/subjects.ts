@@ -1,0 +1,73 @@
+/**
+ * The mesh's subject space on the broker. Two trees, one per direction, so that what a node may
+ * publish (upward) can never reach what it is sent (downward):
+ *
+ *   mesh.declaration.<node>        down: the controller's signed declarations, kept in the
+ *                                  DECLARATION_STREAM (latest per subject) and read by the node
+ *                                  through its own durable consumer
+ *   mesh.node.<node>.<kind>        up: reports, heartbeats and requests from that node alone
+ *   mesh.enrol.<token id>          up: the one enrolment request a token allows
+ *   _INBOX_node_<node>.>           replies to that node, and its JetStream pulls
+ *   _INBOX_enrol_<token id>.>      the reply to an enrolment request
+ *
+ * A node name is one DNS label and a token id is hex, so neither can contain `.`, `*`, `>` or
+ * `_`: a name is always exactly one subject token and no node's inbox prefix can equal or
+ * contain another's, nor an enrolment inbox.
+ *
+ * The host's link needs these same names; when it is written this file belongs in
+ * actors/shared/ (the host must not import controller code).
+ */
+
+/** The JetStream stream holding the latest declaration for every node. */
+export const DECLARATION_STREAM = 'MESH_DECLARATIONS';
+
+/** The subjects of DECLARATION_STREAM. */
+export const DECLARATION_SUBJECTS = 'mesh.declaration.*';
+
+/** The subject the controller publishes a node's declarations to. */
+export function declarationSubject(node: string): string {
+  return `mesh.declaration.${node}`;
+}
+
+/** The durable consumer through which a node reads its declarations (filtered to its subject). */
+export function declarationConsumer(node: string): string {
+  return `node-${node}`;
+}
+
+/** Everything a node sends starts with this; it may publish under it and nowhere else. */
+export function nodeSubjectRoot(node: string): string {
+  return `mesh.node.${node}`;
+}
+
+/** The subject of a node's apply reports. */
+export function reportSubject(node: string): string {
+  return `${nodeSubjectRoot(node)}.report`;
+}
+
+/** The subject of a node's heartbeats. */
+export function heartbeatSubject(node: string): string {
+  return `${nodeSubjectRoot(node)}.heartbeat`;
+}
+
+/**
+ * The inbox prefix a node's connection must use (nats.js `inboxPrefix`): the broker lets it
+ * subscribe under this prefix only, so its replies and pulled messages are its own.
+ */
+export function nodeInboxPrefix(node: string): string {
+  return `_INBOX_node_${node}`;
+}
+
+/** The one subject an enrolment user may publish to: its request to join. */
+export function enrolmentSubject(tokenId: string): string {
+  return `mesh.enrol.${tokenId}`;
+}
+
+/** The inbox prefix of an enrolment connection, where the controller's answer arrives. */
+export function enrolmentInboxPrefix(tokenId: string): string {
+  return `_INBOX_enrol_${tokenId}`;
+}
+
+/** The broker user name of a token's one-time enrolment user. */
+export function enrolmentUserName(tokenId: string): string {
+  return `enrol-${tokenId}`;
+}
