@@ -57,7 +57,7 @@ describe('the declaration', () => {
     { name: 'a bad mode deep in a resource', input: { ...full, resources: [htop, htop, { ...motd, mode: 'rw-r--r--' }] }, path: 'declaration.resources[2].mode', says: /expected an octal mode like "0644"/ },
     { name: 'two resources with one key', input: { ...full, resources: [motd, htop, motd] }, path: 'declaration.resources[2]', says: /duplicate resource key "file:\/etc\/motd"/ },
     { name: 'an overlay declaration without the overlay', input: { ...overlayOnly, overlay: undefined }, path: 'declaration.overlay', says: /carries the overlay/ },
-    { name: 'an overlay declaration carrying resources', input: { ...overlayOnly, resources: [motd] }, path: 'declaration.resources', says: /carries no resources/ },
+    { name: 'an overlay declaration carrying a package', input: { ...overlayOnly, resources: [htop] }, path: 'declaration.resources[0].shape', says: /carries only the overlay's files, directories and services, not a package/ },
     { name: 'a final declaration that still names resources', input: { ...final, resources: [htop] }, path: 'declaration.resources', says: /names nothing/ },
     { name: 'a final declaration carrying an overlay', input: { ...final, overlay }, path: 'declaration.overlay', says: /names nothing/ },
     { name: 'a bad key in the overlay', input: { ...full, overlay: { ...overlay, public_key: 'not-a-key' } }, path: 'declaration.overlay.public_key', says: /32 bytes/ },

@@ -13,6 +13,8 @@ export const DeclarationKind = z.enum(['overlay', 'full', 'final']);
 /** See {@link DeclarationKind}. */
 export type DeclarationKind = z.infer<typeof DeclarationKind>;
 
+const OVERLAY_SHAPES = new Set(['file', 'directory', 'service']);
+
 /**
  * The payload the controller composes and signs for one node; the host verifies the signature
  * on every one, then applies it. `epoch` is the controller lease epoch it was sent under
@@ -39,9 +41,19 @@ export const Declaration = z
       refuse('overlay', 'required: an overlay declaration carries the overlay');
     }
     // The first declaration is the overlay and nothing else: a node is made reachable before
-    // it is made useful, so a bad resource cannot leave it broken and unreachable at once.
-    if (declaration.kind === 'overlay' && declaration.resources.length > 0) {
-      refuse('resources', 'an overlay declaration carries no resources; send them in a full declaration');
+    // it is made useful, so a bad resource cannot leave it broken and unreachable at once. The
+    // overlay is written as ordinary files, directories and services; nothing else rides along.
+    if (declaration.kind === 'overlay') {
+      declaration.resources.forEach((resource, index) => {
+        if (!OVERLAY_SHAPES.has(resource.shape)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['resources', index, 'shape'],
+            message: `an overlay declaration carries only the overlay's files, directories and services, not a ${resource.shape}; send it in a full declaration`,
+            input: resource.shape,
+          });
+        }
+      });
     }
     if (declaration.kind === 'final' && declaration.resources.length > 0) {
       refuse('resources', 'a final declaration names nothing: resources must be []');

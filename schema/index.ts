@@ -16,3 +16,6 @@ export * from './report';
 export * from './resource';
 export * from './token';
 export * from './local-declaration';
+export * from './enrolment';
+export * from './control';
+export * from './controller-config';

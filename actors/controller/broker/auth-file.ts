@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../../host/store/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
 import { controllerPermissions, enrolmentPermissions, nodePermissions, type SubjectPermissions } from './permissions';
-import { enrolmentUserName } from './subjects';
+import { enrolmentUserName } from '../../shared/bus/subjects';
 
 /** A controller process, by its nkey. Several may exist (one acts, under the lease). */
 export interface ControllerUser {

@@ -12,7 +12,7 @@ import {
   nodeInboxPrefix,
   nodeSubjectRoot,
   reportSubject,
-} from './subjects';
+} from '../../shared/bus/subjects';
 
 // These are the broker's half of the security rules: each node publishes and subscribes only
 // its own subjects, each enrolment user only its token's, and removal takes effect at once.

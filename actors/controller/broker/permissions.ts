@@ -5,7 +5,7 @@ import {
   enrolmentSubject,
   nodeInboxPrefix,
   nodeSubjectRoot,
-} from './subjects';
+} from '../../shared/bus/subjects';
 
 /**
  * What one broker user may do, as nats-server's `permissions` block: subjects it may publish

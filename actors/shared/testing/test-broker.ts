@@ -15,7 +15,7 @@ import { brokerConfigFor, writeBrokerConfig } from '../../controller/broker/brok
 import { BrokerDidNotStart } from '../../controller/broker/broker-errors';
 import { brokerPaths } from '../../controller/broker/broker-paths';
 import { type RunningBroker, startBroker } from '../../controller/broker/broker-process';
-import { enrolmentInboxPrefix, enrolmentUserName, nodeInboxPrefix } from '../../controller/broker/subjects';
+import { enrolmentInboxPrefix, enrolmentUserName, nodeInboxPrefix } from '../bus/subjects';
 import { generateTlsMaterial } from '../../controller/broker/tls-material';
 
 /** Options for a test broker. */

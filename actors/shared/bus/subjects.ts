@@ -9,13 +9,14 @@
  *   mesh.enrol.<token id>          up: the one enrolment request a token allows
  *   _INBOX_node_<node>.>           replies to that node, and its JetStream pulls
  *   _INBOX_enrol_<token id>.>      the reply to an enrolment request
+ *   mesh.control.<verb>            the operator's CLI asking the serving controller
+ *   _INBOX_operator.>              the controller's answers to the CLI
  *
  * A node name is one DNS label and a token id is hex, so neither can contain `.`, `*`, `>` or
  * `_`: a name is always exactly one subject token and no node's inbox prefix can equal or
  * contain another's, nor an enrolment inbox.
  *
- * The host's link needs these same names; when it is written this file belongs in
- * actors/shared/ (the host must not import controller code).
+ * Both the host and the controller use these names, so they live in actors/shared/.
  */
 
 /** The JetStream stream holding the latest declaration for every node. */
@@ -71,3 +72,14 @@ export function enrolmentInboxPrefix(tokenId: string): string {
 export function enrolmentUserName(tokenId: string): string {
   return `enrol-${tokenId}`;
 }
+
+/** The subject a CLI verb is sent to; the serving controller answers it. */
+export function controlSubject(verb: string): string {
+  return `mesh.control.${verb}`;
+}
+
+/** Every control subject, for the controller's subscription and the operator's permission. */
+export const CONTROL_SUBJECTS = 'mesh.control.>';
+
+/** The inbox prefix of the operator's CLI connection. */
+export const OPERATOR_INBOX_PREFIX = '_INBOX_operator';
