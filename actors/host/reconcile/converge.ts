@@ -52,9 +52,9 @@ export interface ConvergeOptions {
  */
 export async function converge(declared: readonly Resource[], options: ConvergeOptions, deps: ConvergeDeps): Promise<ResourceResult[]> {
   const results: ResourceResult[] = [];
-  for (const resource of declared) {
+  for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;
-    results.push(await convergeOne(resource, deps));
+    results.push(...(await convergeBatch(declared.slice(start, start + BATCH), deps)));
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
@@ -75,56 +75,113 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   return results;
 }
 
-async function convergeOne(resource: Resource, deps: ConvergeDeps): Promise<ResourceResult> {
-  const key = resourceKey(resource);
+/** Resources looked at, then applied, between two store writes. */
+const BATCH = 64;
+
+interface PendingApply {
+  index: number;
+  resource: Resource;
+  applier: Applier;
+  key: string;
+  digest: string;
+  owned: OwnedResource | undefined;
+  first: Observation;
+}
+
+/**
+ * One batch, with two store writes however many resources it holds: first every resource is
+ * observed and classified (adoption decides about what the host did not make), then one write
+ * records what needs no change and marks `applying` every key about to be applied, then each is
+ * applied in declaration order and read back, then one write records what worked and clears the
+ * marks. A resource is still recorded only after its read-back matched, and anything the host
+ * touches is marked before it does, so a kill at any instant leaves an honest store.
+ */
+async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Promise<ResourceResult[]> {
+  const results: ResourceResult[] = new Array(batch.length);
+  const records: RecordEntry[] = [];
+  const lines: BriefingLine[] = [];
+  const pending: PendingApply[] = [];
+
+  for (const [index, resource] of batch.entries()) {
+    if (deps.ctx.signal?.aborted) break;
+    const key = resourceKey(resource);
+    const base = { key, shape: resource.shape } as const;
+    const applier = applierFor(deps.appliers, resource.shape);
+    if (applier === undefined) { results[index] = { ...base, outcome: 'refused', detail: `this host does not take ${resource.shape} resources` }; continue; }
+    const refusal = applier.refuse?.(resource, deps.ctx);
+    if (refusal !== undefined) { results[index] = { ...base, outcome: 'refused', detail: refusal }; continue; }
+
+    const digest = resourceDigest(resource);
+    let observation: Observation;
+    try {
+      observation = await applier.observe(resource, deps.ctx);
+    } catch (error) {
+      results[index] = { ...base, outcome: 'failed', detail: `could not read the machine: ${messageOf(error)}` };
+      continue;
+    }
+    const state = deps.state.current();
+    const owned = state.owned.resources.find((entry) => entry.key === key);
+    const ours = owned !== undefined || state.applying.includes(key);
+
+    // Something already there, or something that cannot be read, that the host did not make:
+    // adoption decides (and an unreadable one becomes an `unknown` line, not a blind write).
+    if (!ours && (observation.present || observation.unreadable !== undefined)) {
+      const decision = await deps.adopter.adopt(resource, applier, observation, deps.ctx);
+      lines.push(decision.line);
+      if (!decision.take) { results[index] = { ...base, outcome: 'kept', detail: decision.line.detail }; continue; }
+      records.push({ key, shape: resource.shape, digest, adopted: true, originalKeptAt: decision.originalKeptAt });
+      results[index] = { ...base, outcome: 'unchanged', detail: `adopted: ${decision.line.detail}` };
+      continue;
+    }
+    if (observation.unreadable !== undefined) {
+      results[index] = { ...base, outcome: 'failed', detail: `could not read the machine: ${observation.unreadable}` };
+      continue;
+    }
+    if (observation.differences.length === 0) {
+      if (owned?.digest !== digest) records.push({ key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at });
+      results[index] = { ...base, outcome: 'unchanged' };
+      continue;
+    }
+    pending.push({ index, resource, applier, key, digest, owned, first: observation });
+  }
+
+  const marks = pending.map((item) => item.key);
+  if (lines.length > 0 || records.length > 0 || marks.length > 0) await commit(deps, { lines, records, mark: marks });
+  records.length = 0;
+  if (pending.length === 0) return results.filter((r) => r !== undefined);
+
+  for (const item of pending) {
+    if (deps.ctx.signal?.aborted) break;
+    results[item.index] = await applyOne(item, deps, records);
+  }
+  await commit(deps, { lines: [], records, unmark: marks });
+  return results.filter((r) => r !== undefined);
+}
+
+/** Applies one resource and reads it back; on success adds its record to `records`. */
+async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordEntry[]): Promise<ResourceResult> {
+  const { resource, applier, key, digest, owned } = item;
   const base = { key, shape: resource.shape } as const;
-  const applier = applierFor(deps.appliers, resource.shape);
-  if (applier === undefined) return { ...base, outcome: 'refused', detail: `this host does not take ${resource.shape} resources` };
-  const refusal = applier.refuse?.(resource, deps.ctx);
-  if (refusal !== undefined) return { ...base, outcome: 'refused', detail: refusal };
-
-  const digest = resourceDigest(resource);
-  let observation: Observation;
-  try {
-    observation = await applier.observe(resource, deps.ctx);
-  } catch (error) {
-    return { ...base, outcome: 'failed', detail: `could not read the machine: ${messageOf(error)}` };
-  }
-  const state = deps.state.current();
-  const owned = state.owned.resources.find((entry) => entry.key === key);
-  const ours = owned !== undefined || state.applying.includes(key);
-
-  // Something already there, or something that cannot be read, that the host did not make:
-  // adoption decides (and an unreadable one becomes an `unknown` line, not a blind write).
-  if (!ours && (observation.present || observation.unreadable !== undefined)) {
-    const decision = await deps.adopter.adopt(resource, applier, observation, deps.ctx);
-    await recordBriefingLine(decision.line, deps);
-    if (!decision.take) return { ...base, outcome: 'kept', detail: decision.line.detail };
-    await record({ key, shape: resource.shape, digest, adopted: true, originalKeptAt: decision.originalKeptAt }, deps);
-    return { ...base, outcome: 'unchanged', detail: `adopted: ${decision.line.detail}` };
-  }
-  if (observation.unreadable !== undefined) return { ...base, outcome: 'failed', detail: `could not read the machine: ${observation.unreadable}` };
-  if (observation.differences.length === 0) {
-    if (owned?.digest !== digest) await record({ key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at }, deps);
+  const entry: RecordEntry = { key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at };
+  // Look again: an earlier resource in this batch (a directory, an action) may have done it.
+  const now: Observation = await applier.observe(resource, deps.ctx).catch(() => item.first);
+  if (now.unreadable === undefined && now.differences.length === 0) {
+    records.push(entry);
     return { ...base, outcome: 'unchanged' };
   }
-
-  await deps.state.update((s) => (s.applying.includes(key) ? s : { ...s, applying: [...s.applying, key] }));
   let output: string | undefined;
   try {
     output = (await applier.apply(resource, deps.ctx)).output;
   } catch (error) {
-    await clearApplying(key, deps);
     return { ...base, outcome: 'failed', detail: messageOf(error) };
   }
   const readBack: Observation = await applier.observe(resource, deps.ctx).catch((error: unknown) => ({ present: false, differences: [`read-back failed: ${messageOf(error)}`] }));
   if (readBack.differences.length > 0 || readBack.unreadable !== undefined) {
-    await clearApplying(key, deps);
     const why = readBack.unreadable ?? readBack.differences.join('; ');
     return { ...base, outcome: 'failed', detail: `applied, but reading back shows: ${why}`, ...(output === undefined ? {} : { output }) };
   }
-  await record({ key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at }, deps);
-  return { ...base, outcome: 'applied', detail: observation.differences.join('; '), ...(output === undefined ? {} : { output }) };
+  records.push(entry);
+  return { ...base, outcome: 'applied', detail: now.differences.join('; '), ...(output === undefined ? {} : { output }) };
 }
 
 async function removeOne(owned: OwnedResource, deps: ConvergeDeps): Promise<ResourceResult> {
@@ -185,34 +242,44 @@ interface RecordEntry {
   originalKeptAt?: string | undefined;
 }
 
-/** Records one resource as owned, and clears its `applying` mark, in one durable write. */
-function record(entry: RecordEntry, deps: ConvergeDeps): Promise<HostState> {
-  const recorded: OwnedResource = {
+function ownedEntry(entry: RecordEntry, at: string): OwnedResource {
+  return {
     key: entry.key,
     shape: entry.shape,
     digest: entry.digest,
-    recorded_at: deps.now().toISOString(),
+    recorded_at: at,
     ...(entry.adopted ? { adopted: true } : {}),
     ...(entry.originalKeptAt === undefined ? {} : { original_kept_at: entry.originalKeptAt }),
   };
-  return deps.state.update((s) => ({
-    ...s,
-    applying: s.applying.filter((k) => k !== entry.key),
-    owned: { resources: [...s.owned.resources.filter((r) => r.key !== entry.key), recorded] },
-  }));
+}
+
+/**
+ * One durable write: adoption lines into the briefing (replacing a line about the same
+ * subject), records into what the host owns, and `applying` marks set or cleared.
+ */
+function commit(
+  deps: ConvergeDeps,
+  change: { lines: readonly BriefingLine[]; records: readonly RecordEntry[]; mark?: readonly string[]; unmark?: readonly string[] },
+): Promise<HostState> {
+  const at = deps.now().toISOString();
+  const recorded = new Map(change.records.map((entry) => [entry.key, ownedEntry(entry, at)]));
+  const unmark = new Set([...(change.unmark ?? []), ...recorded.keys()]);
+  return deps.state.update((s) => {
+    let briefing = s.briefing;
+    if (change.lines.length > 0) {
+      const base = briefing ?? { node: deps.nodeName(), adopted_at: at, lines: [], look_at: [] };
+      const subjects = new Set(change.lines.map((line) => line.subject));
+      briefing = { ...base, lines: [...base.lines.filter((line) => !subjects.has(line.subject)), ...change.lines] };
+    }
+    const applying = s.applying.filter((key) => !unmark.has(key));
+    for (const key of change.mark ?? []) if (!applying.includes(key)) applying.push(key);
+    const resources = recorded.size === 0 ? s.owned.resources : [...s.owned.resources.filter((r) => !recorded.has(r.key)), ...recorded.values()];
+    return { ...s, briefing, applying, owned: { resources } };
+  });
 }
 
 function clearApplying(key: string, deps: ConvergeDeps): Promise<HostState> {
   return deps.state.update((s) => (s.applying.includes(key) ? { ...s, applying: s.applying.filter((k) => k !== key) } : s));
-}
-
-/** Adds or replaces (by subject) one line of the briefing kept in the store. */
-function recordBriefingLine(line: BriefingLine, deps: ConvergeDeps): Promise<HostState> {
-  return deps.state.update((s) => {
-    const briefing = s.briefing ?? { node: deps.nodeName(), adopted_at: deps.now().toISOString(), lines: [], look_at: [] };
-    const lines = [...briefing.lines.filter((l) => l.subject !== line.subject), line];
-    return { ...s, briefing: { ...briefing, lines } };
-  });
 }
 
 function messageOf(error: unknown): string {
