@@ -36,7 +36,7 @@ describe('renderAuthFile', () => {
     const rendered = renderAuthFile([controller, enrolment]);
     expect(rendered).toContain(`user: "enrol-${token.token_id}"`);
     expect(rendered).toContain(`publish: { allow: ["mesh.enrol.${token.token_id}"] }`);
-    expect(rendered).toContain(`subscribe: { allow: ["_INBOX_enrol_${token.token_id}.>"] }`);
+    expect(rendered).toContain(`subscribe: { allow: ["_INBOX.enrol.${token.token_id}.>"] }`);
   });
 
   test('refuses a list without a controller, which with no users would let anyone in', () => {

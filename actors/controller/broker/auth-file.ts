@@ -3,12 +3,18 @@ import { NodeName } from '../../../schema/primitives';
 import { writeFileAtomic } from '../../host/store/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
-import { controllerPermissions, enrolmentPermissions, nodePermissions, type SubjectPermissions } from './permissions';
+import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, type SubjectPermissions } from './permissions';
 import { enrolmentUserName } from '../../shared/bus/subjects';
 
 /** A controller process, by its nkey. Several may exist (one acts, under the lease). */
 export interface ControllerUser {
   role: 'controller';
+  nkey: string;
+}
+
+/** The operator's CLI on the controller's machine, by the nkey `mesh-control init` made for it. */
+export interface OperatorUser {
+  role: 'operator';
   nkey: string;
 }
 
@@ -37,13 +43,13 @@ export interface EnrolmentUser {
 }
 
 /** One entry of the broker's user list. */
-export type BrokerUser = ControllerUser | NodeUser | EnrolmentUser;
+export type BrokerUser = ControllerUser | OperatorUser | NodeUser | EnrolmentUser;
 
 /**
  * The broker's user list as the `authorization` block nats-server includes. Every user gets an
  * explicit permissions block: a user without one may do anything. Entries are checked (nkeys by
- * their checksum) and sorted (controllers by key, nodes by name, tokens by id), so the same list
- * always renders the same bytes.
+ * their checksum) and sorted (controllers and operators by key, nodes by name, tokens by id), so
+ * the same list always renders the same bytes.
  *
  * A list without a controller is refused (AuthFileWithoutController): with no users at all,
  * nats-server would let every connection in without credentials.
@@ -51,10 +57,12 @@ export type BrokerUser = ControllerUser | NodeUser | EnrolmentUser;
 export function renderAuthFile(users: readonly BrokerUser[]): string {
   checkUsers(users);
   const controllers = users.filter((user): user is ControllerUser => user.role === 'controller').sort((a, b) => compare(a.nkey, b.nkey));
+  const operators = users.filter((user): user is OperatorUser => user.role === 'operator').sort((a, b) => compare(a.nkey, b.nkey));
   const nodes = users.filter((user): user is NodeUser => user.role === 'node').sort((a, b) => compare(a.node, b.node));
   const tokens = users.filter((user): user is EnrolmentUser => user.role === 'enrolment').sort((a, b) => compare(a.token_id, b.token_id));
   const entries = [
     ...controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())),
+    ...operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())),
     ...nodes.map((user) => entry(`node ${user.node}`, [`nkey: ${natsString(user.nkey)}`], nodePermissions(user.node))),
     ...tokens.map((user) => entry(`enrolment token ${user.token_id}`, [
       `user: ${natsString(enrolmentUserName(user.token_id))}`,
@@ -104,6 +112,7 @@ function checkUsers(users: readonly BrokerUser[]): void {
   for (const user of users) {
     switch (user.role) {
       case 'controller':
+      case 'operator':
         checkNkey(user.nkey);
         once(`nkey ${user.nkey}`, user.nkey);
         break;

@@ -7,6 +7,7 @@ import {
   DECLARATION_SUBJECTS,
   declarationConsumer,
   declarationSubject,
+  enrolmentInboxPrefix,
   enrolmentSubject,
   heartbeatSubject,
   nodeInboxPrefix,
@@ -199,7 +200,7 @@ describe('enrolment users', () => {
 
   test('an enrolment user cannot subscribe outside its own inbox prefix', async () => {
     const enrolling = await broker.connectAsEnrolment(token.token_id, password);
-    const subject = '_INBOX_enrol_ffffffffffffffff.>';
+    const subject = `${enrolmentInboxPrefix('ffffffffffffffff')}.>`;
     // A refused subscription ends: its `closed` settles with the server's refusal.
     await expect(enrolling.subscribe(subject).closed).resolves.toMatchObject({ name: 'PermissionViolationError', operation: 'subscription', subject });
   });

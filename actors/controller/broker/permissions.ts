@@ -1,5 +1,7 @@
 import {
+  CONTROL_SUBJECTS,
   DECLARATION_STREAM,
+  OPERATOR_INBOX_PREFIX,
   declarationConsumer,
   enrolmentInboxPrefix,
   enrolmentSubject,
@@ -25,10 +27,15 @@ export interface SubjectPermissions {
  * enrolling hosts on their private inbox prefixes through `allow_responses`, which is why it
  * needs no publish right on `_INBOX_node_…`: it can reply to what it was asked, not write into
  * a node's inbox unasked.
+ *
+ * The operator's inbox is the exception. nats-server (2.9) forgets the replies it allows a
+ * user when it reloads its users, so an answer sent after a reload is refused as a publish
+ * violation; `token issue` reloads the broker while the CLI waits for its answer. The operator
+ * is the controller's own CLI, so the controller may publish to its inbox outright.
  */
 export function controllerPermissions(): SubjectPermissions {
   const subjects = ['mesh.>', '$JS.>', '$KV.>', '_INBOX.>'];
-  return { publish: subjects, subscribe: subjects, allow_responses: true };
+  return { publish: [...subjects, `${OPERATOR_INBOX_PREFIX}.>`], subscribe: subjects, allow_responses: true };
 }
 
 /**
@@ -61,6 +68,20 @@ export function enrolmentPermissions(tokenId: string): SubjectPermissions {
   return {
     publish: [enrolmentSubject(tokenId)],
     subscribe: [`${enrolmentInboxPrefix(tokenId)}.>`],
+    allow_responses: false,
+  };
+}
+
+/**
+ * The operator's CLI (`mesh-control token issue`, `nodes`, …): ask the serving controller on
+ * `mesh.control.>` and read its answers under the operator's own inbox prefix. It cannot reach
+ * a node's subjects, the declaration stream or an enrolment, so a leaked operator key lets its
+ * holder ask the controller, whose verbs check their arguments, and nothing more.
+ */
+export function operatorPermissions(): SubjectPermissions {
+  return {
+    publish: [CONTROL_SUBJECTS],
+    subscribe: [`${OPERATOR_INBOX_PREFIX}.>`],
     allow_responses: false,
   };
 }

@@ -1,20 +1,22 @@
 import { Builtins, Cli } from 'clipanion';
 import { runningVersion } from '../../shared/version';
 import { notBuiltCommand } from '../../shared/cli/not-built';
+import { BrokerCommand } from './broker.command';
+import { InitCommand } from './init.command';
+import { NodeDeclareCommand } from './node-declare.command';
+import { NodeReleaseCommand } from './node-release.command';
+import { NodesCommand } from './nodes.command';
+import { ServeCommand } from './serve.command';
+import { TokenIssueCommand } from './token-issue.command';
 
 /** The `mesh-control` command line: the controller's verbs. */
 export function controlCli(): Cli {
   const cli = new Cli({ binaryLabel: 'Novox Mesh controller', binaryName: 'mesh-control', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  const enrolment = 'enrolment (issue "Enrolment over a pinned broker")';
-  cli.register(notBuiltCommand(['init'], enrolment));
-  cli.register(notBuiltCommand(['broker'], enrolment));
-  cli.register(notBuiltCommand(['token', 'issue'], enrolment));
-  cli.register(notBuiltCommand(['nodes'], enrolment));
-  cli.register(notBuiltCommand(['node', 'release'], enrolment));
+  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeDeclareCommand]) cli.register(command);
   const controller = 'the controller (issue "The controller as a supervised actor system")';
-  for (const verb of ['serve', 'status', 'tree', 'calls']) cli.register(notBuiltCommand([verb], controller));
+  for (const verb of ['status', 'tree', 'calls']) cli.register(notBuiltCommand([verb], controller));
   const plans = 'modules and plans (issue "Modules, assignment and staged rollout plans")';
   for (const verb of [['module', 'add'], ['assign'], ['unassign'], ['plans'], ['push']]) cli.register(notBuiltCommand(verb, plans));
   return cli;

@@ -1,12 +1,13 @@
 import { Builtins, Cli } from 'clipanion';
 import { runningVersion } from '../../shared/version';
-import { notBuiltCommand } from '../../shared/cli/not-built';
 import { ApplyCommand } from './apply.command';
 import { BriefingCommand } from './briefing.command';
+import { EnrolCommand } from './enrol.command';
 import { InventoryCommand } from './inventory.command';
 import { OwnedCommand } from './owned.command';
 import { ProfileCommand } from './profile.command';
 import { ReconcileCommand } from './reconcile.command';
+import { RunCommand } from './run.command';
 import { VersionCommand } from './version.command';
 
 /** The `nox-mesh-host` command line: the verbs a person at the machine uses. */
@@ -15,8 +16,8 @@ export function hostCli(): Cli {
   cli.register(Builtins.HelpCommand);
   cli.register(VersionCommand);
   for (const command of [ProfileCommand, InventoryCommand, OwnedCommand, ApplyCommand, ReconcileCommand, BriefingCommand]) cli.register(command);
-  cli.register(notBuiltCommand(['enrol'], 'enrolment (issue "Enrolment over a pinned broker")'));
-  cli.register(notBuiltCommand(['run'], 'enrolment and the link (issues "Enrolment", "The link")'));
+  cli.register(EnrolCommand);
+  cli.register(RunCommand);
   return cli;
 }
 

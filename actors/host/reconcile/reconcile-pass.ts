@@ -3,7 +3,8 @@ import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import { applyContextOf, nodeNameOf, type HostContext } from '../host-context';
 import { refreshLookAt } from '../adoption/refresh-look-at';
 import { converge } from './converge';
-import { desiredResources } from './desired-resources';
+import { desiredResources, storedDeclaration } from './desired-resources';
+import type { HostState } from '../../../schema/host-state';
 
 /** What one reconcile pass did. */
 export interface PassReport {
@@ -23,8 +24,12 @@ export interface PassReport {
 export async function reconcilePass(host: HostContext, reasons: ReconcileReason[], signal?: AbortSignal): Promise<PassReport> {
   const started = host.now();
   const begin = performance.now();
-  const desired = desiredResources(host.state.current());
-  const results = await converge(desired, { removeUndeclared: true }, {
+  const state = host.state.current();
+  const desired = desiredResources(state);
+  // An overlay declaration is the minimum to be reachable: it adds, and never removes. A node
+  // re-enrolling while holding its full declaration keeps what it holds until the full one comes.
+  const removeUndeclared = storedKind(state) !== 'overlay';
+  const results = await converge(desired, { removeUndeclared }, {
     state: host.state,
     appliers: host.appliers,
     ctx: applyContextOf(host, signal),
@@ -36,4 +41,8 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
   return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };
+}
+
+function storedKind(state: HostState): string | undefined {
+  return state.last_declaration === null ? undefined : storedDeclaration(state)?.kind;
 }

@@ -8,7 +8,7 @@
  *   mesh.node.<node>.<kind>        up: reports, heartbeats and requests from that node alone
  *   mesh.enrol.<token id>          up: the one enrolment request a token allows
  *   _INBOX_node_<node>.>           replies to that node, and its JetStream pulls
- *   _INBOX_enrol_<token id>.>      the reply to an enrolment request
+ *   _INBOX.enrol.<token id>.>      the reply to an enrolment request
  *   mesh.control.<verb>            the operator's CLI asking the serving controller
  *   _INBOX_operator.>              the controller's answers to the CLI
  *
@@ -63,9 +63,14 @@ export function enrolmentSubject(tokenId: string): string {
   return `mesh.enrol.${tokenId}`;
 }
 
-/** The inbox prefix of an enrolment connection, where the controller's answer arrives. */
+/**
+ * The inbox prefix of an enrolment connection, where the controller's answer arrives. It sits
+ * under `_INBOX.`, which the controller may always publish to: nats-server 2.9 forgets the
+ * reply permissions it granted (`allow_responses`) at every reload, and enrolment itself
+ * reloads the broker (the node's user is added), so an answer must not depend on them.
+ */
 export function enrolmentInboxPrefix(tokenId: string): string {
-  return `_INBOX_enrol_${tokenId}`;
+  return `_INBOX.enrol.${tokenId}`;
 }
 
 /** The broker user name of a token's one-time enrolment user. */

@@ -21,9 +21,9 @@ describe('the command lines from a checkout', () => {
   });
 
   test('a verb that is not built yet says so, names what brings it, and exits 3 without a stack', () => {
-    const result = run('mesh-control', ['token', 'issue', '--new']);
+    const result = run('mesh-control', ['status']);
     expect(result.status).toBe(3);
-    expect(result.stderr).toMatch(/^error: `token issue` is not built yet\nnext: {2}it arrives with enrolment/);
+    expect(result.stderr).toMatch(/^error: `status` is not built yet\nnext: {2}it arrives with the controller/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 

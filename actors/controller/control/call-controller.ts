@@ -1,0 +1,87 @@
+import { nkeyAuthenticator, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { ControlReply, type ControlRequest } from '../../../schema/control';
+import { BrokerUnreachable, connectPinned } from '../../shared/bus';
+import { OPERATOR_INBOX_PREFIX, controlSubject } from '../../shared/bus/subjects';
+import { ready } from '../../shared/crypto';
+import { loadControllerConfig } from '../config/load-controller-config';
+import { meshDirLayout } from '../config/mesh-dir-layout';
+import { readNkeySeedFile } from '../config/nkey-seed-file';
+import {
+  ControlBrokerUnreachable,
+  ControlReplyMalformed,
+  ControllerDidNotAnswer,
+  ControllerNotRunning,
+  ControllerRefused,
+} from './control-errors';
+import type { VerbAnswer } from './verb-registry';
+
+/** How long the CLI waits for the controller unless told otherwise: a token issue reloads the broker twice. */
+export const DEFAULT_CALL_TIMEOUT_MS = 15_000;
+
+/** Options of {@link callController}. */
+export interface CallControllerOptions {
+  /** How long to wait for the answer (the connection itself takes at most 5 s of it). */
+  timeoutMs?: number;
+}
+
+/**
+ * Asks the serving controller of the mesh in `dir` to run `verb` with `args`, the way every
+ * acting CLI verb does: reads mesh.json, connects to the broker as the operator's nkey user
+ * (inbox prefix `_INBOX_operator`, the only one it may read) with the broker's certificate
+ * pinned by its fingerprint, sends one ControlRequest and waits for the ControlReply.
+ *
+ * The controller's refusal comes back as a ControllerRefused carrying its condition; nobody
+ * listening is ControllerNotRunning (which names `mesh-control serve --dir DIR`); a broker
+ * that cannot be reached is ControlBrokerUnreachable.
+ */
+export async function callController(dir: string, verb: string, args: Record<string, unknown>, options: CallControllerOptions = {}): Promise<VerbAnswer> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const root = meshDirLayout(dir).dir;
+  await ready();
+  const config = await loadControllerConfig(root);
+  const operator = await readNkeySeedFile(config.operator.nkey_seed_file);
+  let nc: NatsConnection;
+  try {
+    nc = await connectPinned(config.broker.url, config.broker.fingerprint, {
+      authenticator: nkeyAuthenticator(operator.seed),
+      inboxPrefix: OPERATOR_INBOX_PREFIX,
+      name: 'mesh-control (operator)',
+      reconnect: false,
+      timeout: Math.min(timeoutMs, 5000),
+    });
+  } catch (error) {
+    if (error instanceof BrokerUnreachable) throw new ControlBrokerUnreachable(error.url, error.reason, root, error);
+    throw error;
+  }
+  try {
+    const request: ControlRequest = { format: 'mesh-control-1', verb, args };
+    let text: string;
+    try {
+      text = (await nc.request(controlSubject(verb), JSON.stringify(request), { timeout: timeoutMs })).string();
+    } catch (error) {
+      if (isNoResponders(error)) throw new ControllerNotRunning(config.broker.url, root);
+      if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs);
+      throw error;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ControlReplyMalformed(verb, 'it is not JSON');
+    }
+    const reply = ControlReply.safeParse(json);
+    if (!reply.success) throw new ControlReplyMalformed(verb, reply.error.issues[0]?.message ?? 'it does not match the control reply');
+    if (!reply.data.ok) throw new ControllerRefused(reply.data.error);
+    return { result: reply.data.result, text: reply.data.text };
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+}
+
+function isNoResponders(error: unknown): boolean {
+  return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders()) || (error as { cause?: unknown })?.cause instanceof NoRespondersError;
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof TimeoutError || (error as { cause?: unknown })?.cause instanceof TimeoutError;
+}

@@ -1,0 +1,121 @@
+import { OperatorError } from '../../shared/operator-error';
+import { shellWord } from '../config/shell-word';
+
+const SAME_VERSION = 'check that the CLI and the serving controller are the same version (mesh-control --version on both sides)';
+
+/** A control call named a verb the serving controller does not answer. */
+export class VerbUnknown extends OperatorError {
+  readonly verb: string;
+  constructor(verb: string, known: readonly string[]) {
+    super('the serving controller does not answer this verb', {
+      value: verb,
+      next: `it answers ${known.length === 0 ? 'no verbs yet' : known.join(', ')}; ${SAME_VERSION}`,
+    });
+    this.verb = verb;
+  }
+}
+
+/**
+ * A control call carried an argument its verb does not declare. Refused rather than ignored, so
+ * a mistyped or stale option never does something other than what the person asked.
+ */
+export class ArgumentNotDeclared extends OperatorError {
+  readonly verb: string;
+  readonly argument: string;
+  constructor(verb: string, argument: string, declared: readonly string[]) {
+    super(`\`${verb}\` does not take the argument \`${argument}\`; nothing was done`, {
+      value: argument,
+      next: `${verb} takes ${declared.length === 0 ? 'no arguments' : declared.map((name) => `\`${name}\``).join(', ')}; ${SAME_VERSION}`,
+    });
+    this.verb = verb;
+    this.argument = argument;
+  }
+}
+
+/** A declared argument of a control call has a value its verb cannot use. */
+export class ArgumentInvalid extends OperatorError {
+  readonly verb: string;
+  readonly argument: string;
+  constructor(verb: string, argument: string, problem: string, value: string | undefined) {
+    super(`\`${verb}\` argument \`${argument}\`: ${problem}; nothing was done`, {
+      ...(value === undefined ? {} : { value }),
+      next: `give ${argument} a value of the kind named above (mesh-control --help lists every option)`,
+    });
+    this.verb = verb;
+    this.argument = argument;
+  }
+}
+
+/** A message on a control subject that is not a control request. */
+export class ControlRequestMalformed extends OperatorError {
+  constructor(problem: string) {
+    super(`the controller could not read the control request: ${problem}`, { next: SAME_VERSION });
+  }
+}
+
+/** A verb failed in a way that is not an operator's condition: a fault, logged in full by the controller. */
+export class ControllerFault extends OperatorError {
+  constructor(verb: string, message: string) {
+    super(`the controller failed while answering \`${verb}\`: ${message}`, {
+      next: 'read the controller\'s log (the standard error of mesh-control serve) for the whole fault, then try again',
+      retryable: true,
+    });
+  }
+}
+
+/** Nothing on the broker answers control calls: the controller is not serving. */
+export class ControllerNotRunning extends OperatorError {
+  readonly url: string;
+  constructor(url: string, dir: string) {
+    super(`no controller answered on the broker at ${url}`, {
+      next: `start it with \`mesh-control serve --dir ${shellWord(dir)}\``,
+      retryable: true,
+    });
+    this.url = url;
+  }
+}
+
+/** The controller took the call and did not answer in time. */
+export class ControllerDidNotAnswer extends OperatorError {
+  constructor(verb: string, timeoutMs: number) {
+    super(`the controller did not answer \`${verb}\` within ${Math.round(timeoutMs / 100) / 10} s`, {
+      next: 'the call may still have been done: check with the listing verb (mesh-control nodes) and read the controller\'s log before trying again',
+      retryable: true,
+    });
+  }
+}
+
+/** The broker the CLI calls the controller through could not be reached. */
+export class ControlBrokerUnreachable extends OperatorError {
+  readonly url: string;
+  constructor(url: string, reason: string, dir: string, cause?: unknown) {
+    super(`the broker could not be reached (${reason})`, {
+      value: url,
+      next: `start it with \`mesh-control broker --dir ${shellWord(dir)}\` (or the nats-server service), then the controller with \`mesh-control serve --dir ${shellWord(dir)}\``,
+      retryable: true,
+      cause,
+    });
+    this.url = url;
+  }
+}
+
+/** The controller's answer is not a control reply. */
+export class ControlReplyMalformed extends OperatorError {
+  constructor(verb: string, problem: string) {
+    super(`the controller's answer to \`${verb}\` could not be read: ${problem}`, { next: SAME_VERSION });
+  }
+}
+
+/**
+ * The serving controller refused a call with an operator error of its own. The condition keeps
+ * the controller's class name (`NodeNotFound`, `TokenTtlInvalid`…), so `--json` shows the same
+ * condition as if the verb had run in this process.
+ */
+export class ControllerRefused extends OperatorError {
+  readonly condition: string;
+  constructor(error: { condition: string; what: string; value?: string; next: string; retryable: boolean }) {
+    super(error.what, { ...(error.value === undefined ? {} : { value: error.value }), next: error.next, retryable: error.retryable });
+    this.name = error.condition;
+    this.condition = error.condition;
+  }
+}

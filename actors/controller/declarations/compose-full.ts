@@ -1,0 +1,20 @@
+import type { ControllerContext } from '../controller-context';
+import { nodeState, overlayOf, type ComposedDeclaration } from './compose-overlay';
+import { overlayResources } from './overlay-resources';
+
+/**
+ * Everything `node` should hold: the overlay's resources, then what was declared for it
+ * (`mesh-control node declare`). When the node re-enrolled into a record that had a copy of
+ * what it owned, that copy rides along as `previously_owned`, so a machine that lost its store
+ * can still remove what is no longer declared.
+ */
+export async function composeFull(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string): Promise<ComposedDeclaration> {
+  const state = await nodeState(ctx, node);
+  const overlay = await overlayOf(ctx, state);
+  return {
+    kind: 'full',
+    resources: [...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile?.init), ...state.declared_resources],
+    overlay,
+    ...(state.previously_owned === null ? {} : { previously_owned: state.previously_owned }),
+  };
+}

@@ -1,0 +1,53 @@
+import { OperatorError } from '../../shared/operator-error';
+import type { NodeLifecycleState } from '../store/nodes.repo';
+
+/** A verb that sends a node declarations named a node that holds no identity to send them to. */
+export class NodeNotEnrolled extends OperatorError {
+  readonly node: string;
+  readonly state: NodeLifecycleState;
+  constructor(node: string, state: NodeLifecycleState) {
+    const next =
+      state === 'released'
+        ? `the node was released; to bring the machine back, issue a token for it: mesh-control token issue --node ${node}`
+        : `its identity was revoked for re-enrolment; enrol the machine with the token issued for it (mesh-control token issue --node ${node}), then try again`;
+    super(`node ${node} is ${state}, not enrolled`, { value: node, next });
+    this.node = node;
+    this.state = state;
+  }
+}
+
+/** A node whose release is under way is sent nothing but its final declaration. */
+export class NodeBeingReleased extends OperatorError {
+  readonly node: string;
+  constructor(node: string, generation: number) {
+    super(`node ${node} is being released (final declaration, generation ${generation}): it takes no other declaration`, {
+      value: node,
+      next: `wait for its report (mesh-control nodes shows it released), or, to keep it, enrol it again afterwards: mesh-control token issue --node ${node}`,
+    });
+    this.node = node;
+  }
+}
+
+/** A declared resource has the key of one the overlay writes, which only the overlay may set. */
+export class DeclaredResourceReserved extends OperatorError {
+  readonly key: string;
+  constructor(key: string) {
+    super('a declared resource is one the overlay writes for the node', {
+      value: key,
+      next: 'leave it out of the declaration: the mesh writes the overlay\'s WireGuard configuration, names file and service itself',
+    });
+    this.key = key;
+  }
+}
+
+/** The node has no overlay address or WireGuard key yet, so no overlay can be composed for it. */
+export class NodeNotOnOverlay extends OperatorError {
+  readonly node: string;
+  constructor(node: string) {
+    super(`node ${node} has no place on the overlay (no address or WireGuard key)`, {
+      value: node,
+      next: `enrol the machine first: mesh-control token issue --node ${node}, then nox-mesh-host enrol --token …`,
+    });
+    this.node = node;
+  }
+}

@@ -1,0 +1,59 @@
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
+
+// The stream itself is made by the serving controller at start (serve/ensure-declaration-stream).
+
+/**
+ * Gives `node` its durable consumer, filtered to its own subject, delivering everything it
+ * holds and waiting for explicit acknowledgement. With `fresh`, any consumer and declaration
+ * left from an earlier identity of the node are removed first, so the machine enrolling now
+ * starts from what is sent to it now; without, an existing consumer is kept as it is.
+ */
+export async function openNodeConsumer(nc: NatsConnection, node: string, options: { fresh: boolean }): Promise<void> {
+  const manager = await jetstreamManager(nc);
+  if (options.fresh) {
+    await deleteConsumer(manager, node);
+    await manager.streams.purge(DECLARATION_STREAM, { filter: declarationSubject(node) });
+  } else if (await consumerExists(manager, node)) {
+    return;
+  }
+  await manager.consumers.add(DECLARATION_STREAM, {
+    durable_name: declarationConsumer(node),
+    filter_subject: declarationSubject(node),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+  });
+}
+
+/**
+ * Removes the node's consumer and its waiting declaration: what a released node leaves on the
+ * broker. Already gone is fine.
+ */
+export async function closeNodeConsumer(nc: NatsConnection, node: string): Promise<void> {
+  const manager = await jetstreamManager(nc);
+  await deleteConsumer(manager, node);
+  await manager.streams.purge(DECLARATION_STREAM, { filter: declarationSubject(node) });
+}
+
+async function deleteConsumer(manager: JetStreamManager, node: string): Promise<void> {
+  try {
+    await manager.consumers.delete(DECLARATION_STREAM, declarationConsumer(node));
+  } catch (error) {
+    if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
+  }
+}
+
+async function consumerExists(manager: JetStreamManager, node: string): Promise<boolean> {
+  try {
+    await manager.consumers.info(DECLARATION_STREAM, declarationConsumer(node));
+    return true;
+  } catch (error) {
+    if (isApiError(error, JetStreamApiCodes.ConsumerNotFound)) return false;
+    throw error;
+  }
+}
+
+function isApiError(error: unknown, code: number): boolean {
+  return error instanceof JetStreamApiError && error.code === code;
+}

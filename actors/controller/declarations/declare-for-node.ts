@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { NodeName } from '../../../schema/primitives';
+import { resourceKey, ResourceList } from '../../../schema/resource';
+import type { ControllerContext } from '../controller-context';
+import { nodeState } from './compose-overlay';
+import { setDeclaredResources, getNodeDeclarationState } from './declarations.repo';
+import { DeclaredResourceReserved, NodeBeingReleased, NodeNotEnrolled } from './declaration-errors';
+import { nodeWorkQueue } from './node-work-queue';
+import { MESH_HOSTS_PATH, wireguardConfigPath, wireguardServiceName } from './overlay-resources';
+import { sendDeclaration, type DeclarationSent } from './send-declaration';
+
+/** The arguments of `node.declare`: the node, and the resources of a `{"resources": [...]}` file. */
+export const NodeDeclareArgs = z.strictObject({ node: NodeName, resources: ResourceList });
+/** See {@link NodeDeclareArgs}. */
+export type NodeDeclareArgs = z.infer<typeof NodeDeclareArgs>;
+
+/** What `node.declare` did. */
+export interface DeclareOutcome {
+  node: string;
+  /** How many resources are now declared for the node. */
+  resources: number;
+  /** The full declaration sent, or null when it waits for the overlay. */
+  sent: DeclarationSent | null;
+  /** Why nothing was sent yet, when nothing was. */
+  held: string | null;
+}
+
+/**
+ * Keeps `resources` as what the node should hold beside its overlay, and sends the node its
+ * full declaration — once its overlay is applied. Before that, the resources are kept and go
+ * with the full declaration the node's overlay report releases: a node is made reachable
+ * before it is given anything that could break it.
+ *
+ * Refused: a node without an identity (NodeNotEnrolled), one being released
+ * (NodeBeingReleased), and a resource the overlay writes itself (DeclaredResourceReserved).
+ */
+export async function declareForNode(ctx: ControllerContext, args: NodeDeclareArgs): Promise<DeclareOutcome> {
+  const { node, resources } = args;
+  const state = await nodeState(ctx, node);
+  if (state.lifecycle_state !== 'enrolled' && state.lifecycle_state !== 'disconnected') throw new NodeNotEnrolled(node, state.lifecycle_state);
+  if (state.release_generation !== null) throw new NodeBeingReleased(node, state.release_generation);
+  const iface = ctx.config.overlay.interface;
+  const service = wireguardServiceName(iface, state.profile?.init);
+  const reserved = new Set([`file:${wireguardConfigPath(iface)}`, `file:${MESH_HOSTS_PATH}`, ...(service === undefined ? [] : [`service:${service}`])]);
+  const clash = resources.map(resourceKey).find((key) => reserved.has(key));
+  if (clash !== undefined) throw new DeclaredResourceReserved(clash);
+
+  return nodeWorkQueue(ctx).run(node, async () => {
+    await setDeclaredResources(ctx.store, node, resources, ctx.now());
+    const now = await getNodeDeclarationState(ctx.store, node);
+    if (now === undefined || now.release_generation !== null) return { node, resources: resources.length, sent: null, held: 'the node is being released' };
+    if (now.overlay_applied_generation === null) {
+      return { node, resources: resources.length, sent: null, held: now.full_held ?? 'waiting for the node to report its overlay applied' };
+    }
+    return { node, resources: resources.length, sent: await sendDeclaration(ctx, node, 'full'), held: null };
+  });
+}

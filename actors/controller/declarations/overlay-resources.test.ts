@@ -1,0 +1,61 @@
+import { Declaration } from '../../../schema/declaration';
+import { overlayFor, type OverlayMember } from './overlay-for';
+import { overlayResources } from './overlay-resources';
+
+// The last character before `=` is one a 32-byte key can end with.
+const KEY = (c: string): string => `${c.repeat(43)}=`;
+const alpha: OverlayMember = { name: 'alpha', address: '10.77.0.1', wireguard_public_key: KEY('A') };
+const bravo: OverlayMember = { name: 'bravo', address: '10.77.0.2', wireguard_public_key: KEY('E') };
+const charlie: OverlayMember = { name: 'charlie', address: '10.77.0.3', wireguard_public_key: KEY('I') };
+
+describe('the overlay of one node', () => {
+  test('lists every other node as a peer routing its /32, and every node by name, itself included', () => {
+    const overlay = overlayFor(bravo, [charlie, alpha, bravo], 51820);
+    expect(overlay).toEqual({
+      address: '10.77.0.2/32',
+      public_key: KEY('E'),
+      listen_port: 51820,
+      peers: [
+        { name: 'alpha', public_key: KEY('A'), allowed_ips: ['10.77.0.1/32'] },
+        { name: 'charlie', public_key: KEY('I'), allowed_ips: ['10.77.0.3/32'] },
+      ],
+      names: [
+        { name: 'alpha', address: '10.77.0.1' },
+        { name: 'bravo', address: '10.77.0.2' },
+        { name: 'charlie', address: '10.77.0.3' },
+      ],
+    });
+  });
+
+  test('is written as a 0600 WireGuard file that reads its private key from the host\'s state directory', () => {
+    const [wireguard] = overlayResources('bravo', overlayFor(bravo, [alpha, bravo], 51820), 'mesh0', 'systemd');
+    expect(wireguard).toMatchObject({ shape: 'file', path: '/etc/wireguard/mesh0.conf', mode: '0600' });
+    const text = wireguard?.shape === 'file' && 'text' in wireguard.content ? wireguard.content.text : '';
+    expect(text).toContain('[Interface]\nAddress = 10.77.0.2/32\nListenPort = 51820\nPostUp = wg set %i private-key /var/lib/mesh-host/wireguard.key\n');
+    expect(text).toContain(`[Peer]\nPublicKey = ${KEY('A')}\nAllowedIPs = 10.77.0.1/32\n`);
+    expect(text).not.toMatch(/PrivateKey/);
+  });
+
+  test('writes the names in hosts form', () => {
+    const [, hosts] = overlayResources('alpha', overlayFor(alpha, [alpha, bravo], 51820), 'mesh0', 'none');
+    expect(hosts).toMatchObject({ shape: 'file', path: '/etc/mesh/hosts', mode: '0644' });
+    expect(hosts?.shape === 'file' && 'text' in hosts.content ? hosts.content.text : '').toMatch(/^10\.77\.0\.1\talpha\n10\.77\.0\.2\tbravo\n$/m);
+  });
+
+  test('names the wg-quick service the init runs, and none on a machine without an init the mesh drives', () => {
+    const overlay = overlayFor(alpha, [alpha], 51820);
+    expect(overlayResources('alpha', overlay, 'mesh0', 'systemd')[2]).toEqual({ shape: 'service', name: 'wg-quick@mesh0', state: 'running', enabled: true });
+    expect(overlayResources('alpha', overlay, 'mesh0', 'openrc')[2]).toEqual({ shape: 'service', name: 'wg-quick.mesh0', state: 'running', enabled: true });
+    expect(overlayResources('alpha', overlay, 'mesh0', 'none').map((resource) => resource.shape)).toEqual(['file', 'file']);
+    expect(overlayResources('alpha', overlay, 'mesh0', undefined)).toHaveLength(2);
+  });
+
+  test('makes a declaration the overlay contract accepts', () => {
+    const overlay = overlayFor(alpha, [alpha, bravo, charlie], 51820);
+    const parsed = Declaration.safeParse({
+      node: 'alpha', epoch: 1, generation: 1, kind: 'overlay', issued_at: '2026-12-01T10:00:00.000Z',
+      resources: overlayResources('alpha', overlay, 'mesh0', 'openrc'), overlay,
+    });
+    expect(parsed.success).toBe(true);
+  });
+});

@@ -1,0 +1,36 @@
+import type { Overlay } from '../../../schema/overlay';
+
+/**
+ * Where the host keeps the node's WireGuard private key (in its state directory). The key is
+ * made on the machine at enrolment and never leaves it, so the configuration the controller
+ * writes cannot hold it: `PostUp` reads it from here when the interface comes up.
+ */
+export const WIREGUARD_PRIVATE_KEY_PATH = '/var/lib/mesh-host/wireguard.key';
+
+/**
+ * The node's `wg-quick` configuration: the interface with its overlay address and listen
+ * port, the private key set from the host's own file after the interface is up, and one
+ * `[Peer]` per other node, routing that node's address.
+ */
+export function renderWireguardConfig(nodeName: string, overlay: Overlay): string {
+  const lines = [
+    `# The mesh overlay of node ${nodeName}, written by the mesh controller.`,
+    '# Edits here are replaced at the next reconcile.',
+    '[Interface]',
+    `Address = ${overlay.address}`,
+    ...(overlay.listen_port === undefined ? [] : [`ListenPort = ${overlay.listen_port}`]),
+    `PostUp = wg set %i private-key ${WIREGUARD_PRIVATE_KEY_PATH}`,
+  ];
+  for (const peer of overlay.peers) {
+    lines.push(
+      '',
+      `# ${peer.name}`,
+      '[Peer]',
+      `PublicKey = ${peer.public_key}`,
+      `AllowedIPs = ${peer.allowed_ips.join(', ')}`,
+      ...(peer.endpoint === undefined ? [] : [`Endpoint = ${peer.endpoint}`]),
+      ...(peer.persistent_keepalive === undefined ? [] : [`PersistentKeepalive = ${peer.persistent_keepalive}`]),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

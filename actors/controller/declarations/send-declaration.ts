@@ -1,0 +1,94 @@
+import { jetstream } from '@nats-io/jetstream';
+import { Declaration, type DeclarationKind } from '../../../schema/declaration';
+import { parseContract } from '../../../schema/parse';
+import { declarationSubject } from '../../shared/bus/subjects';
+import { envelopeDigest, sealEnvelope } from '../../shared/crypto/envelope';
+import type { ControllerContext } from '../controller-context';
+import { composeFull } from './compose-full';
+import { composeOverlay, type ComposedDeclaration } from './compose-overlay';
+import {
+  allotGeneration,
+  clearPreviouslyOwned,
+  forgetDeclaration,
+  getNodeDeclarationState,
+  recordDeclaration,
+  restorePreviouslyOwned,
+  restoreRelease,
+  startRelease,
+} from './declarations.repo';
+
+/** What was sent: enough to find it again in `declarations` and in the node's reports. */
+export interface DeclarationSent {
+  node: string;
+  generation: number;
+  epoch: number;
+  kind: DeclarationKind;
+  /** SHA-256 of the signed payload, as the node's reports quote it. */
+  digest: string;
+}
+
+/**
+ * Composes the node's declaration of `kind` as the mesh stands now and sends it: `overlay`
+ * (the overlay alone), `full` (overlay and what was declared for the node) or `final` (naming
+ * nothing: the node removes what it owns and leaves). Call it inside the node's work queue
+ * (`nodeWorkQueue(ctx).run(node, …)`), so sends to one node never overlap.
+ */
+export async function sendDeclaration(ctx: ControllerContext, node: string, kind: DeclarationKind): Promise<DeclarationSent> {
+  const composed: ComposedDeclaration =
+    kind === 'overlay' ? await composeOverlay(ctx, node) : kind === 'full' ? await composeFull(ctx, node) : { kind: 'final', resources: [] };
+  return sendComposed(ctx, node, composed);
+}
+
+/**
+ * Gives a composed declaration the node's next generation and the acting epoch, signs it with
+ * the controller's key, records it, and publishes it to the node's subject, where the stream
+ * keeps it (the latest per node) until the node's consumer reads it — at once, or when a node
+ * that was away comes back.
+ *
+ * It is recorded before it is published, since a quick node may report on it before the
+ * publish returns; a publish that fails takes the record back. The generation is not given
+ * back: a gap is harmless, a generation used twice would be refused by the node as not newer.
+ */
+export async function sendComposed(ctx: ControllerContext, node: string, composed: ComposedDeclaration): Promise<DeclarationSent> {
+  const sentAt = ctx.now();
+  const epoch = ctx.epoch();
+  const before = composed.kind === 'final' ? await getNodeDeclarationState(ctx.store, node) : undefined;
+  const { envelope, generation, digest } = await ctx.store.transaction(async (tx) => {
+    const generation = await allotGeneration(tx, node);
+    const payload = parseContract(
+      Declaration,
+      {
+        node,
+        epoch,
+        generation,
+        kind: composed.kind,
+        issued_at: sentAt.toISOString(),
+        resources: composed.resources,
+        ...(composed.overlay === undefined ? {} : { overlay: composed.overlay }),
+        ...(composed.previously_owned === undefined ? {} : { previously_owned: composed.previously_owned }),
+      },
+      'declaration',
+    );
+    const envelope = sealEnvelope(payload, ctx.signingKey);
+    const digest = envelopeDigest(envelope);
+    await recordDeclaration(tx, { node, generation, epoch, kind: composed.kind, digest, sent_at: sentAt });
+    if (composed.previously_owned !== undefined) await clearPreviouslyOwned(tx, node);
+    if (composed.kind === 'final') await startRelease(tx, node, generation, sentAt);
+    return { envelope, generation, digest };
+  });
+  try {
+    await jetstream(ctx.nc).publish(declarationSubject(node), JSON.stringify(envelope), { msgID: `${node}:${generation}` });
+  } catch (error) {
+    // Undo what the record said, so the node's state reads as before this send.
+    await ctx.store
+      .transaction(async (tx) => {
+        await forgetDeclaration(tx, node, generation);
+        if (composed.previously_owned !== undefined) await restorePreviouslyOwned(tx, node, composed.previously_owned);
+        if (composed.kind === 'final') await restoreRelease(tx, node, before?.release_generation ?? null, before?.release_held ?? null);
+      })
+      .catch((undo: unknown) => ctx.log(`could not take back the record of node ${node}'s generation ${generation}: ${String(undo)}`));
+    throw error;
+  }
+  ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`);
+  return { node, generation, epoch, kind: composed.kind, digest };
+}

@@ -1,0 +1,128 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { heartbeatSubject, reportSubject } from '../../shared/bus/subjects';
+import { eventually, useTestController, type ReadDeclaration } from '../enrolment/testing/test-controller';
+import { getNode } from '../store/nodes.repo';
+import { reportRefusalCounts } from '../store/reports.repo';
+
+describe('the report receiver', () => {
+  const t = useTestController('postgres');
+  let node: NatsConnection;
+  let overlay: ReadDeclaration;
+  let full: ReadDeclaration;
+
+  const reportGeneration = async (): Promise<number | undefined> =>
+    (await t.ctx.store.query<{ report_generation: number | null }>('SELECT report_generation FROM nodes WHERE name = $1', ['papa']))[0]?.report_generation ?? undefined;
+  const refusals = async (reason: string): Promise<number> =>
+    (await reportRefusalCounts(t.ctx.store)).find((row) => row.node === 'papa' && row.reason === reason)?.count ?? 0;
+
+  beforeAll(async () => {
+    const token = await t.issue();
+    const machine = t.machine('papa');
+    await t.enrol(token, t.requestFor(machine, token));
+    node = await t.connectNode('papa', machine);
+    overlay = await t.nextDeclaration(node, 'papa');
+    await t.report(node, overlay, { sequence: 1, report_sequence: 1 });
+    full = await t.nextDeclaration(node, 'papa');
+    await t.report(node, full, { sequence: 2, report_sequence: 2 });
+    await eventually(async () => (await reportGeneration()) === full.declaration.generation || undefined, 'the report on the full declaration');
+  });
+
+  test('keeps the latest report\'s brief on the node: the declaration it answers and how its resources came out', async () => {
+    const [row] = await t.ctx.store.query<{ report_declaration_digest: string; report_summary: unknown; owned: { resources: unknown[] } }>(
+      'SELECT report_declaration_digest, report_summary, owned FROM nodes WHERE name = $1',
+      ['papa'],
+    );
+    expect(row?.report_declaration_digest).toBe(full.digest);
+    expect(row?.report_summary).toEqual({ outcomes: { applied: full.declaration.resources.length } });
+    expect(row?.owned.resources).toHaveLength(full.declaration.resources.length);
+  });
+
+  test('refuses and counts a report older than the latest, and keeps the latest', async () => {
+    const before = await refusals('older');
+    await t.report(node, overlay, { sequence: 1, report_sequence: 1 });
+    await eventually(async () => ((await refusals('older')) === before + 1 ? true : undefined), 'the older report to be counted');
+    const kept = await t.ctx.store.query('SELECT 1 FROM reports WHERE node = $1', ['papa']);
+    expect(kept).toHaveLength(2);
+    expect(await reportGeneration()).toBe(full.declaration.generation);
+  });
+
+  test('counts the same report sent again as a duplicate', async () => {
+    const before = await refusals('duplicate');
+    await t.report(node, full, { sequence: 2, report_sequence: 2 });
+    await eventually(async () => ((await refusals('duplicate')) === before + 1 ? true : undefined), 'the duplicate to be counted');
+  });
+
+  test('refuses and counts, against the sender, a report naming another node than its subject', async () => {
+    const before = await refusals('wrong_subject');
+    const forged = { ...(await reportBody(full)), node: 'quebec', sequence: 9, report_sequence: 9 };
+    node.publish(reportSubject('papa'), JSON.stringify(forged));
+    await eventually(async () => ((await refusals('wrong_subject')) === before + 1 ? true : undefined), 'the report for another node to be counted');
+    expect(await t.ctx.store.query('SELECT 1 FROM reports WHERE node = $1', ['quebec'])).toHaveLength(0);
+  });
+
+  test('refuses and counts a report that does not match the contract', async () => {
+    const before = await refusals('malformed');
+    node.publish(reportSubject('papa'), JSON.stringify({ node: 'papa', sequence: 'many' }));
+    node.publish(reportSubject('papa'), 'not json');
+    await eventually(async () => ((await refusals('malformed')) === before + 2 ? true : undefined), 'the malformed reports to be counted');
+  });
+
+  test('keeps and logs a report saying the host refused a declaration, and moves nothing along', async () => {
+    const refused = {
+      ...(await reportBody(full)),
+      sequence: 2,
+      report_sequence: 3,
+      results: [],
+      refused: { reason: 'stale_epoch', generation: full.declaration.generation + 1, epoch: 1, detail: 'epoch 1 is older than 3' },
+    };
+    const sentBefore = (await t.ctx.store.query('SELECT 1 FROM declarations WHERE node = $1', ['papa'])).length;
+    node.publish(reportSubject('papa'), JSON.stringify(refused));
+    const [row] = await eventually(
+      async () => {
+        const rows = await t.ctx.store.query<{ refused: { reason: string } }>('SELECT refused FROM reports WHERE node = $1 AND report_sequence = 3', ['papa']);
+        return rows.length === 1 ? rows : undefined;
+      },
+      'the refusal report to be kept',
+    );
+    expect(row?.refused.reason).toBe('stale_epoch');
+    expect(t.logs.some((line) => line.includes('node papa refused a declaration (stale_epoch'))).toBe(true);
+    await t.settled();
+    expect(await t.ctx.store.query('SELECT 1 FROM declarations WHERE node = $1', ['papa'])).toHaveLength(sentBefore);
+  });
+
+  test('a heartbeat moves last seen to the controller\'s now', async () => {
+    t.advanceClock(90_000);
+    try {
+      const expected = t.ctx.now().getTime();
+      node.publish(heartbeatSubject('papa'), JSON.stringify({
+        node: 'papa', sent_at: new Date().toISOString(), version_running: '0.1.0', host_kind: 'resident',
+        seconds_since_linked: 0, last_reconcile_at: null, uptime_seconds: 12,
+      }));
+      const seen = await eventually(async () => {
+        const at = (await getNode(t.ctx.store, 'papa'))?.last_seen_at?.getTime() ?? 0;
+        return at >= expected ? at : undefined;
+      }, 'last seen to move');
+      expect(seen - expected).toBeLessThan(10_000);
+    } finally {
+      t.advanceClock(-90_000);
+    }
+  });
+});
+
+/** The report the node sent on `read`, as the test controller builds it, for tests to alter. */
+async function reportBody(read: ReadDeclaration): Promise<Record<string, unknown>> {
+  const at = new Date().toISOString();
+  return {
+    node: read.declaration.node,
+    epoch: read.declaration.epoch,
+    sequence: 2,
+    report_sequence: 2,
+    declaration_digest: read.digest,
+    generation: read.declaration.generation,
+    results: [],
+    owned: { resources: [] },
+    version_running: '0.1.0',
+    seconds_since_linked: 0,
+    sent_at: at,
+  };
+}

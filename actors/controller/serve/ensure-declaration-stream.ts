@@ -1,0 +1,26 @@
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType, type StreamConfig } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DECLARATION_STREAM, DECLARATION_SUBJECTS } from '../../shared/bus/subjects';
+
+/**
+ * Makes sure the broker holds the declaration stream: subjects `mesh.declaration.*`, the latest
+ * message per subject only (a node away for a week gets its current declaration, not the
+ * week's), on disk so a broker restart keeps what waits for absent nodes. Created when missing;
+ * brought back to these settings when someone changed them (storage cannot change in place, and
+ * is left as it is). Says which it did.
+ */
+export async function ensureDeclarationStream(nc: NatsConnection): Promise<'created' | 'updated' | 'present'> {
+  const manager = await jetstreamManager(nc);
+  const wanted: Partial<StreamConfig> = { subjects: [DECLARATION_SUBJECTS], max_msgs_per_subject: 1 };
+  try {
+    const info = await manager.streams.info(DECLARATION_STREAM);
+    const current = info.config;
+    if (current.subjects?.length === 1 && current.subjects[0] === DECLARATION_SUBJECTS && current.max_msgs_per_subject === 1) return 'present';
+    await manager.streams.update(DECLARATION_STREAM, wanted);
+    return 'updated';
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+  }
+  await manager.streams.add({ name: DECLARATION_STREAM, ...wanted, storage: StorageType.File });
+  return 'created';
+}

@@ -1,0 +1,118 @@
+import os from 'node:os';
+import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { BrokerUnreachable, connectPinned } from '../../shared/bus';
+import { publicKeyOf, readKeyFile, ready } from '../../shared/crypto';
+import { MeshConfigInvalid } from '../config/config-errors';
+import { loadControllerConfig } from '../config/load-controller-config';
+import { meshDirLayout } from '../config/mesh-dir-layout';
+import { readNkeySeedFile } from '../config/nkey-seed-file';
+import type { ControllerContext } from '../controller-context';
+import { openStore } from '../store/open-store';
+import type { SqlStore } from '../store/sql-store';
+import { ensureDeclarationStream } from './ensure-declaration-stream';
+import { FileBrokerUsers } from './file-broker-users';
+import { BrokerUnreachableAtStart } from './serve-errors';
+import { stderrLog } from './stderr-log';
+import { storeLocationOf } from './store-location-of';
+import { takeEpoch } from './take-epoch';
+
+/** How long closing waits for the bus connection to drain before closing it outright. */
+const DRAIN_TIMEOUT_MS = 5000;
+
+/** Options of {@link openController}; the defaults are what `mesh-control serve` uses. */
+export interface OpenControllerOptions {
+  /** One line per event; standard error with a timestamp unless given. */
+  log?: (line: string) => void;
+  /** The controller's clock; the system clock unless given. */
+  now?: () => Date;
+  /** Makes the broker read its user list again; SIGHUP to the pid in its pid file unless given. */
+  reloadBroker?: () => Promise<void>;
+}
+
+/** An open controller: its context, and how to close what it opened. */
+export interface OpenedController {
+  ctx: ControllerContext;
+  /** Drains the bus connection and closes the store. Calling it again does nothing. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens everything a controller acts through, for the mesh in `dir`: reads mesh.json and the
+ * keys (the signing key must be the one mesh.json names), opens the store (migrations applied),
+ * connects to the broker as the controller's nkey user with the broker certificate pinned by
+ * the fingerprint mesh.json holds (reconnecting for as long as the process runs), makes sure
+ * the declaration stream exists, takes an epoch, and brings the broker's user list in line with
+ * the store. Whatever was opened is closed again when a step fails.
+ *
+ * This is the context `serveController` runs its parts in; tests open one to drive parts
+ * directly.
+ */
+export async function openController(dir: string, options: OpenControllerOptions = {}): Promise<OpenedController> {
+  const log = options.log ?? stderrLog;
+  const now = options.now ?? (() => new Date());
+  await ready();
+  const layout = meshDirLayout(dir);
+  const config = await loadControllerConfig(layout.dir);
+  const signingKey = await readKeyFile(config.controller.signing_key_file, { bytes: 32, whenMissing: 'it is made by mesh-control init; restore it from a backup' });
+  if (publicKeyOf(signingKey) !== config.controller.public_key) {
+    throw new MeshConfigInvalid(layout.meshFile, `the signing key in ${config.controller.signing_key_file} is not the one controller.public_key names, which every node trusts`);
+  }
+  const controllerUser = await readNkeySeedFile(config.controller.nkey_seed_file);
+  const operatorUser = await readNkeySeedFile(config.operator.nkey_seed_file);
+
+  const store: SqlStore = await openStore(storeLocationOf(config, layout.meshFile));
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await connectPinned(config.broker.url, config.broker.fingerprint, {
+      authenticator: nkeyAuthenticator(controllerUser.seed),
+      name: `mesh-control serve (${os.hostname()})`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+      timeout: 5000,
+    }).catch((error: unknown) => {
+      throw error instanceof BrokerUnreachable ? new BrokerUnreachableAtStart(error.url, error.reason, layout.dir, error) : error;
+    });
+    const stream = await ensureDeclarationStream(nc);
+    if (stream !== 'present') log(`broker: declaration stream ${stream}`);
+    const epoch = await takeEpoch(store, `${os.hostname()}:${process.pid}`, now());
+    const broker = await FileBrokerUsers.open(store, now(), {
+      brokerDir: config.broker.dir,
+      controllerNkey: controllerUser.nkey,
+      operatorNkey: operatorUser.nkey,
+      ...(options.reloadBroker === undefined ? {} : { reload: options.reloadBroker }),
+      log,
+    });
+    const connection = nc;
+    const ctx: ControllerContext = {
+      dir: layout.dir,
+      config,
+      store,
+      nc: connection,
+      signingKey,
+      broker,
+      epoch: () => epoch,
+      now,
+      log,
+    };
+    let closing: Promise<void> | undefined;
+    return {
+      ctx,
+      close: () =>
+        (closing ??= (async () => {
+          // Draining waits for the broker; one that is gone gets a bounded wait, then a close.
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+          });
+          await Promise.race([connection.drain().catch(() => undefined), late]);
+          clearTimeout(timer);
+          if (!connection.isClosed()) await connection.close().catch(() => undefined);
+          await store.close();
+        })()),
+    };
+  } catch (error) {
+    await nc?.close().catch(() => undefined);
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,68 @@
+import { brokerPasswordFor, encodeToken, generateTokenCredentials, tokenSecretHash } from '../../shared/crypto';
+import type { ControllerContext } from '../controller-context';
+import { issueToken } from '../store/tokens.repo';
+
+/** What to issue: for an existing node record (re-enrolment) or for a new machine, and for how long. */
+export interface IssueEnrolmentTokenRequest {
+  /** The node record the token enrols into; null for a machine the mesh has not seen. */
+  forNode: string | null;
+  ttlMs: number;
+}
+
+/** A token just issued. `token` is the text the person carries; it is shown once and kept nowhere. */
+export interface IssuedToken {
+  token: string;
+  token_id: string;
+  for_node: string | null;
+  issued_at: string;
+  expires_at: string;
+  /** The node's broker user (nkey) revoked at issue, when it had one. */
+  revoked_identity: string | null;
+}
+
+/**
+ * Issues an enrolment token. The store keeps the token with its secret hashed and its expiry;
+ * for `forNode` it revokes the node's identity in the same transaction (issueToken), and the
+ * node's broker user is then removed, which closes its live connection at the broker's reload:
+ * two live identities for one node is the stolen-laptop case. Then the token's own broker user
+ * `enrol-<id>` is added, with a password derived from the secret, so the machine can reach the
+ * broker before it has an identity. The secret is never logged.
+ */
+export async function issueEnrolmentToken(
+  ctx: Pick<ControllerContext, 'config' | 'store' | 'broker' | 'now' | 'log'>,
+  request: IssueEnrolmentTokenRequest,
+): Promise<IssuedToken> {
+  const credentials = generateTokenCredentials();
+  const issuedAt = ctx.now();
+  const expiresAt = new Date(issuedAt.getTime() + request.ttlMs);
+  // A name with no record is refused by the store (NodeNotFound, which names --new).
+  const record = await issueToken(ctx.store, {
+    id: credentials.token_id,
+    secret_hash: tokenSecretHash(credentials.secret),
+    for_node: request.forNode,
+    issued_at: issuedAt,
+    expires_at: expiresAt,
+  });
+  if (request.forNode !== null) {
+    // Also when the store held no identity: a broker user left by an earlier issue that
+    // stopped half way is removed all the same.
+    await ctx.broker.removeNode(request.forNode);
+    if (record.revoked_identity !== null) ctx.log(`node ${request.forNode}: identity ${record.revoked_identity} revoked; its broker user is removed`);
+  }
+  await ctx.broker.addEnrolment(credentials.token_id, brokerPasswordFor(credentials.secret, credentials.token_id));
+  ctx.log(`token ${credentials.token_id} issued ${request.forNode === null ? 'for a new machine' : `for node ${request.forNode}`}, expires ${expiresAt.toISOString()}`);
+  return {
+    token: encodeToken({
+      broker_url: ctx.config.broker.url,
+      broker_fingerprint: ctx.config.broker.fingerprint,
+      controller_public_key: ctx.config.controller.public_key,
+      token_id: credentials.token_id,
+      secret: credentials.secret,
+    }),
+    token_id: credentials.token_id,
+    for_node: record.for_node,
+    issued_at: record.issued_at.toISOString(),
+    expires_at: record.expires_at.toISOString(),
+    revoked_identity: record.revoked_identity,
+  };
+}

@@ -1,0 +1,61 @@
+import { Command } from 'clipanion';
+import { SHAPES_FOR_HOST_KIND } from '../../../schema/resource';
+import type { CommandResult } from '../../shared/cli/mesh-command';
+import { createAdopter } from '../adoption/adoption.actor';
+import { appliersForProfile } from '../appliers/appliers-for-profile';
+import { detectProfile } from '../profile/detect-profile';
+import { runnerFrom } from '../profile/runner-context';
+import { streamLog } from '../run/host-log';
+import { runHost } from '../run/run-host';
+import { HostCommand } from './host-command';
+
+/**
+ * `nox-mesh-host run`: the host process, as the service starts it. Runs until SIGTERM or
+ * SIGINT, then stops between resources, sends what is queued, and exits 0.
+ */
+export class RunCommand extends HostCommand {
+  static override paths = [['run']];
+  static override usage = Command.Usage({
+    description: 'Run the host: hold this machine to its declarations and report upward',
+    details: `
+      Enrolled, it connects out to the broker (checking the pinned certificate first), takes
+      this node's declarations as they arrive — each verified against the controller's key and
+      refused, and reported, when it is not newer than what the host holds — applies them,
+      reconciles every ten minutes, and reports each pass. Not enrolled yet, it waits for
+      nox-mesh-host enrol without holding the store. It opens no listening socket. Log lines
+      go to standard output (JSON lines with --json).
+    `,
+  });
+
+  async run(): Promise<CommandResult> {
+    const settings = await this.settings();
+    const runner = runnerFrom(this.context);
+    const profile = await detectProfile({ root: settings.root, runner });
+    const log = streamLog(this.context.stdout, this.json);
+    const stop = new AbortController();
+    const onSignal = (): void => stop.abort();
+    // Node answers an unhandled SIGUSR1 by starting its inspector: a listening socket that runs
+    // any code sent to it. The pidfile invites SIGUSR1 (a rouse from the resume unit or the
+    // network dispatcher), so the handler is installed before anything else happens.
+    // TODO: hand the rouse to the link machine once it exists (issue "The link"); until then
+    // the NATS client's own reconnection is all there is, and the rouse is only noted.
+    const onRouse = (): void => log.say('rouse: noted; the link reconnects on its own for now');
+    process.on('SIGUSR1', onRouse);
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    try {
+      await runHost({
+        settings,
+        parts: { runner, appliers: appliersForProfile(profile), adopter: createAdopter() },
+        rules: { hostUnit: settings.hostUnit, root: settings.root, stateDir: settings.stateDir, shapes: SHAPES_FOR_HOST_KIND[profile.host_kind] },
+        log,
+        signal: stop.signal,
+      });
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      process.off('SIGUSR1', onRouse);
+    }
+    return { text: '', json: { stopped: true } };
+  }
+}

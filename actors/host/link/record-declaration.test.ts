@@ -1,0 +1,38 @@
+import { emptyHostState, type HostState } from '../../../schema/host-state';
+import type { Admitted } from './admit-declaration';
+import { recordDeclaration } from './record-declaration';
+
+const envelope = { format: 'mesh-envelope-1', payload: 'e30=', signature: 'c2ln', signer: 'a2V5' } as const;
+
+function admitted(generation: number, epoch: number): Admitted {
+  return {
+    ok: true,
+    envelope,
+    digest: 'b'.repeat(64),
+    declaration: { node: 'alpha', epoch, generation, kind: 'full', issued_at: '2026-08-27T14:02:00Z', resources: [] },
+  };
+}
+
+const before: HostState = {
+  ...emptyHostState(),
+  highest_epoch: 5,
+  sequence: 3,
+  report_sequence: 9,
+  local_resources: [{ shape: 'directory', path: '/srv/repair', mode: '0755', owner: 'root', group: 'root' }],
+};
+
+describe('taking an admitted declaration', () => {
+  test('holds it as its envelope with its generation and digest, counts it, and drops what was applied by hand', () => {
+    const after = recordDeclaration(before, admitted(4, 7));
+    expect(after.last_declaration).toEqual({ envelope, applied_generation: 4, digest: 'b'.repeat(64) });
+    expect(after.highest_epoch).toBe(7);
+    expect(after.sequence).toBe(4);
+    expect(after.report_sequence).toBe(9);
+    expect(after.local_resources).toEqual([]);
+  });
+
+  test('never lowers the epoch fence', () => {
+    expect(recordDeclaration(before, admitted(4, 5)).highest_epoch).toBe(5);
+    expect(recordDeclaration({ ...before, highest_epoch: 8 }, admitted(4, 5)).highest_epoch).toBe(8);
+  });
+});

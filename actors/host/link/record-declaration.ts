@@ -1,0 +1,22 @@
+import type { HostState } from '../../../schema/host-state';
+import type { Admitted } from './admit-declaration';
+
+/**
+ * The store after taking an admitted declaration: it becomes the declaration held (kept as the
+ * signed envelope, verified again whenever it is read), the epoch fence rises to its epoch, the
+ * count of declarations taken goes up, and what a person applied by hand is dropped — the
+ * controller's declaration supersedes a local repair, which only had to hold until it came.
+ */
+export function recordDeclaration(state: HostState, admitted: Admitted): HostState {
+  return {
+    ...state,
+    last_declaration: {
+      envelope: admitted.envelope,
+      applied_generation: admitted.declaration.generation,
+      digest: admitted.digest,
+    },
+    highest_epoch: Math.max(state.highest_epoch, admitted.declaration.epoch),
+    sequence: state.sequence + 1,
+    local_resources: [],
+  };
+}

@@ -1,0 +1,52 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { emptyHostState } from '../../../schema/host-state';
+import type { Report } from '../../../schema/report';
+import { HostStore } from '../store/host-store';
+import { StateHandle } from '../store/state-handle';
+import { LinkClock } from './link-clock';
+import { ReportSender } from './report-sender';
+
+// A connection that records what was published, in place of the broker.
+class RecordingConnection {
+  readonly published: Array<{ subject: string; report: Report }> = [];
+  publish(subject: string, data?: string | Uint8Array): void {
+    this.published.push({ subject, report: JSON.parse(String(data)) as Report });
+  }
+}
+
+let dir: string;
+let store: HostStore;
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'report-sender-'));
+  store = new HostStore(dir);
+});
+afterEach(async () => { await fs.rm(dir, { recursive: true, force: true }); });
+
+const now = () => new Date('2026-08-27T14:05:00.000Z');
+
+describe('sending reports', () => {
+  test('each report takes the next report_sequence, stored before it is published on the node\'s report subject', async () => {
+    const state = new StateHandle(store, { ...emptyHostState(), report_sequence: 7 });
+    const connection = new RecordingConnection();
+    const sender = new ReportSender({ node: 'alpha', state, clock: new LinkClock(null), connection: () => connection, now });
+
+    expect(await sender.send({ results: [], held: null })).toBe(true);
+    expect(await sender.send({ results: [], held: null, refused: { ok: false, reason: 'foreign_key', detail: 'signed by another key' } })).toBe(true);
+
+    expect(connection.published.map((p) => p.subject)).toEqual(['mesh.node.alpha.report', 'mesh.node.alpha.report']);
+    expect(connection.published.map((p) => p.report.report_sequence)).toEqual([8, 9]);
+    expect(connection.published[1]?.report.refused).toEqual({ reason: 'foreign_key', detail: 'signed by another key' });
+    expect((await store.load()).state.report_sequence).toBe(9);
+  });
+
+  test('with no connection nothing is counted or sent, and the report is owed once', async () => {
+    const state = new StateHandle(store, emptyHostState());
+    const sender = new ReportSender({ node: 'alpha', state, clock: new LinkClock(null), connection: () => null, now });
+    expect(await sender.send({ results: [], held: null })).toBe(false);
+    expect(state.current().report_sequence).toBe(0);
+    expect(sender.takeOwed()).toBe(true);
+    expect(sender.takeOwed()).toBe(false);
+  });
+});

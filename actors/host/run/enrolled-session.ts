@@ -1,0 +1,209 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createActor } from 'xstate';
+import type { LastDeclaration } from '../../../schema/host-state';
+import type { ReconcileReason } from '../../../machines/reconcile.machine';
+import type { HostContext } from '../host-context';
+import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
+import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
+import { LinkClock } from '../link/link-clock';
+import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
+import { recordDeclaration } from '../link/record-declaration';
+import { ReportSender } from '../link/report-sender';
+import type { RetryPolicy } from '../link/retry-delay';
+import { storedDeclaration } from '../reconcile/desired-resources';
+import { reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
+import { reconcileLogic } from '../reconcile/reconcile.actor';
+import type { HostLog } from './host-log';
+import { releasedState } from './released-state';
+import { SerialWork } from './serial-work';
+
+/** What an enrolled host runs with. */
+export interface SessionOptions {
+  /** The open host (store locked), holding an identity and pins. */
+  host: HostContext;
+  rules: AdmissionRules;
+  log: HostLog;
+  retry?: RetryPolicy;
+  driftIntervalMs?: number;
+}
+
+/** Why a session ended: the node was released (hosted again), or the host is stopping. */
+export type SessionEnd = 'released' | 'stopped';
+
+/** What a pass answered: the declaration held when it began, and whether that was the final one. */
+interface Answering {
+  held: LastDeclaration | null;
+  final: boolean;
+}
+
+/**
+ * The host while it is a node: reconciles against its store whether or not the broker can be
+ * reached, takes declarations from its queue on the broker (each through the gate, stored before
+ * it is acknowledged), and reports every pass and every refusal upward. Ends when `signal`
+ * aborts, or when a final declaration has been applied and reported: the identity is dropped
+ * and the machine is `hosted` again.
+ */
+export async function runEnrolledSession(options: SessionOptions, signal: AbortSignal): Promise<SessionEnd> {
+  const { host, log } = options;
+  const start = host.state.current();
+  if (start.identity === null || start.pins === null) throw new Error('runEnrolledSession needs an enrolled store');
+  const identity = start.identity;
+  const node = identity.node;
+  const clock = new LinkClock(start.last_linked_at === null ? null : new Date(start.last_linked_at));
+  const work = new SerialWork((error) => log.say(`could not report: ${messageOf(error)}`));
+  const answering = new WeakMap<PassReport, Answering>();
+  let intake: DeclarationIntake | undefined;
+  let everLinked = false;
+  let released = false;
+  let inflight: Promise<unknown> = Promise.resolve();
+  let markReleased: () => void = () => undefined;
+  const releasedNow = new Promise<void>((resolve) => {
+    markReleased = resolve;
+  });
+
+  const release = async (): Promise<void> => {
+    released = true;
+    await intake?.stop();
+    await host.state.update(releasedState);
+    log.say(`released: the final declaration was applied and reported; node ${node}'s identity is dropped and this machine is hosted again`);
+    markReleased();
+  };
+
+  const pass = (reasons: ReconcileReason[], passSignal: AbortSignal): Promise<PassReport> => {
+    const running = (async () => {
+      const state = host.state.current();
+      // Enrolled, with nothing declared yet: the machine is held as it is. A pass now would
+      // remove what the host owns from before (a re-enrolment, a rebuilt store) before the
+      // controller has said what this node should hold.
+      if (released || state.identity === null || state.last_declaration === null) {
+        return { reasons, startedAt: host.now().toISOString(), durationMs: 0, results: [], counts: {} };
+      }
+      try {
+        const about: Answering = { held: state.last_declaration, final: storedDeclaration(state)?.kind === 'final' };
+        const report = await reconcilePass(host, reasons, passSignal);
+        answering.set(report, about);
+        return report;
+      } catch (error) {
+        log.say(`the reconcile pass failed: ${messageOf(error)}`);
+        throw error;
+      }
+    })();
+    inflight = running.catch(() => undefined);
+    return running;
+  };
+
+  const actor = createActor(reconcileLogic({
+    pass,
+    onPass: (report) => {
+      const about = answering.get(report) ?? { held: host.state.current().last_declaration, final: false };
+      log.say(`pass (${report.reasons.join(', ')}): ${describeCounts(report)}`);
+      void work.add(async () => {
+        if (released) return;
+        await reports.send({ results: report.results, held: about.held });
+        if (!about.final) return;
+        // Released only once nothing the host made is left: a node that dropped its identity
+        // with a removal failed could never be asked again. Until then every pass tries again.
+        const left = report.results.filter((result) => result.outcome === 'failed').map((result) => result.key);
+        if (left.length === 0) await release();
+        else log.say(`the final declaration left resources behind (${left.join(', ')}); node ${node} stays enrolled and tries again at its next pass`);
+      });
+    },
+    ...(options.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.driftIntervalMs }),
+  }));
+
+  const take = async (data: Uint8Array): Promise<void> => {
+    const state = host.state.current();
+    const admission = admitDeclaration(parseJson(data), state, options.rules);
+    if (!admission.ok) {
+      log.say(`refused a declaration (${admission.reason}): ${admission.detail}`);
+      // Not awaited: a release waiting in the same queue stops this intake first.
+      void work.add(async () => {
+        if (!released) await reports.send({ results: [], held: state.last_declaration, refused: admission });
+      });
+      return;
+    }
+    await host.state.update((s) => recordDeclaration(s, admission));
+    const { declaration } = admission;
+    log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
+    actor.send({ type: 'declaration.arrived' });
+  };
+
+  // Kept in the store so a host that restarts after a week away still knows how long it was.
+  // Queued with the reports, so the store is never written after the session has let it go.
+  const noteLinked = (): void => {
+    void work.add(async () => {
+      if (!released) await host.state.update((s) => ({ ...s, last_linked_at: clock.lastLinkedAt()?.toISOString() ?? null }));
+    });
+  };
+
+  // Asks the link for its connection only when a report is sent, after the actor has started.
+  const reports = new ReportSender({ node, state: host.state, clock, connection: () => link.current(), now: host.now });
+
+  const link: PinnedLink = openPinnedLink({
+    identity,
+    pins: start.pins,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    listener: {
+      note: (line) => log.say(line),
+      linked: (connection: NatsConnection, again: boolean) => {
+        clock.up(host.now());
+        noteLinked();
+        if (!again && !released) {
+          const previous = intake;
+          void previous?.stop();
+          intake = startDeclarationIntake(connection, node, { take, note: (line) => log.say(line) });
+        }
+        // Back after being away, declarations may have been missed and the machine may have
+        // moved: a pass, whose report also tells the mesh how long the host was gone. The
+        // first link needs one only if a pass already finished with nowhere to report.
+        if (reports.takeOwed() || everLinked || again) {
+          actor.send({ type: 'link.restored' });
+        }
+        everLinked = true;
+      },
+      unlinked: () => {
+        clock.down(host.now());
+        noteLinked();
+      },
+    },
+  });
+
+  // Started once the link exists: a pass may report as soon as it ends.
+  actor.start();
+  actor.send({ type: 'host.started' });
+
+  const stopped = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await Promise.race([stopped, releasedNow]);
+
+  // Between resources, never in the middle of one; then everything queued goes out before the
+  // connection is drained and closed.
+  actor.send({ type: 'host.stopping' });
+  await inflight;
+  await intake?.stop();
+  await work.idle();
+  await link.close();
+  await work.idle();
+  actor.stop();
+  return released ? 'released' : 'stopped';
+}
+
+function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data));
+  } catch {
+    // Not JSON: the gate refuses it as not being an envelope.
+    return undefined;
+  }
+}
+
+function describeCounts(report: PassReport): string {
+  const counts = Object.entries(report.counts).map(([outcome, count]) => `${count} ${outcome}`);
+  return counts.length === 0 ? 'nothing to do' : counts.join(', ');
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
