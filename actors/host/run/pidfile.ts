@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../store/atomic-write';
 import { OperatorError } from '../../shared/operator-error';
+import { isProcessAlive, readPidFile } from '../../shared/process/pid';
 
 /** The pidfile's name in the state directory: where a rouse (SIGUSR1) finds the running host. */
 export const PID_FILE = 'host.pid';
@@ -30,31 +31,13 @@ export interface Pidfile {
 export async function claimPidfile(stateDir: string, pid = process.pid): Promise<Pidfile> {
   await fs.mkdir(stateDir, { recursive: true, mode: 0o700 });
   const file = path.join(stateDir, PID_FILE);
-  const holder = await readPid(file);
-  if (holder !== undefined && holder !== pid && isAlive(holder)) throw new HostAlreadyRunning(file, holder);
+  const holder = await readPidFile(file);
+  if (holder !== undefined && holder !== pid && isProcessAlive(holder)) throw new HostAlreadyRunning(file, holder);
   await writeFileAtomic(file, `${pid}\n`, 0o644);
   return {
     file,
     release: async () => {
-      if ((await readPid(file)) === pid) await fs.rm(file, { force: true });
+      if ((await readPidFile(file)) === pid) await fs.rm(file, { force: true });
     },
   };
-}
-
-async function readPid(file: string): Promise<number | undefined> {
-  try {
-    const pid = Number.parseInt(await fs.readFile(file, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

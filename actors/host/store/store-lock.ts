@@ -1,6 +1,7 @@
 import { promises as fs, constants } from 'node:fs';
 import path from 'node:path';
 import { StoreLocked } from './store-errors';
+import { isProcessAlive, readPidFile } from '../../shared/process/pid';
 
 /** The lock file's name inside the state directory; it holds the holder's pid. */
 export const LOCK_FILE = 'host.lock';
@@ -19,14 +20,14 @@ export async function lockStore(stateDir: string, pid = process.pid): Promise<()
       await handle.writeFile(`${pid}\n`);
       await handle.close();
       return async () => {
-        const holder = await readHolder(file);
+        const holder = await readPidFile(file);
         if (holder === pid) await fs.rm(file, { force: true });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = await readHolder(file);
-    if (holder !== undefined && holder !== pid && isAlive(holder)) {
+    const holder = await readPidFile(file);
+    if (holder !== undefined && holder !== pid && isProcessAlive(holder)) {
       throw new StoreLocked(`the host store in ${stateDir} is in use by process ${holder}`, {
         value: file,
         next: `wait for that process to finish (is the host running? \`nox-mesh-host run\` holds the store), or stop it first`,
@@ -36,22 +37,4 @@ export async function lockStore(stateDir: string, pid = process.pid): Promise<()
     await fs.rm(file, { force: true }); // stale: its holder is gone
   }
   throw new StoreLocked(`could not take the lock on the host store in ${stateDir}`, { value: file, next: 'try again', retryable: true });
-}
-
-async function readHolder(file: string): Promise<number | undefined> {
-  try {
-    const pid = Number.parseInt(await fs.readFile(file, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
