@@ -21,6 +21,7 @@ need runuser util-linux
 need zstd zstd
 need bsdtar libarchive-tools
 need systemctl systemd
+need makepkg makepkg
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

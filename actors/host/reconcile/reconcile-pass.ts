@@ -2,6 +2,7 @@ import type { ResourceResult } from '../../../schema/report';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import { applyContextOf, nodeNameOf, type HostContext } from '../host-context';
 import { refreshLookAt } from '../adoption/refresh-look-at';
+import { recordCompletedReconcile } from '../launch-state/record-completed-reconcile';
 import { converge } from './converge';
 import { desiredResources, storedDeclaration } from './desired-resources';
 import type { HostState } from '../../../schema/host-state';
@@ -38,6 +39,12 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
     nodeName: () => nodeNameOf(host),
   });
   await refreshLookAt(host.state);
+  // A pass that ran to its end is this binary proving it works on this machine (seed: "the
+  // version … the host wrote the last time it completed a reconcile"): the launcher's counter is
+  // cleared and this version becomes the one to roll back to (launcher/README.md). A resource
+  // that failed is the machine's or the declaration's trouble, not the binary's: counting it
+  // would have the launcher roll back, then halt, a healthy host on its next few restarts.
+  if (signal?.aborted !== true) await recordCompletedReconcile(host.settings.stateDir);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
   return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };

@@ -3,6 +3,7 @@ import { createActor } from 'xstate';
 import type { LastDeclaration } from '../../../schema/host-state';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import type { HostContext } from '../host-context';
+import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
 import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
 import { LinkClock } from '../link/link-clock';
@@ -27,8 +28,11 @@ export interface SessionOptions {
   driftIntervalMs?: number;
 }
 
-/** Why a session ended: the node was released (hosted again), or the host is stopping. */
-export type SessionEnd = 'released' | 'stopped';
+/**
+ * Why a session ended: the node was released (hosted again), the host is stopping, or it has
+ * installed a new version of itself and exits so the launcher starts that one.
+ */
+export type SessionEnd = 'released' | 'stopped' | 'restart';
 
 /** What a pass answered: the declaration held when it began, and whether that was the final one. */
 interface Answering {
@@ -59,6 +63,11 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   let markReleased: () => void = () => undefined;
   const releasedNow = new Promise<void>((resolve) => {
     markReleased = resolve;
+  });
+  let restart = false;
+  let markRestart: () => void = () => undefined;
+  const restartNow = new Promise<void>((resolve) => {
+    markRestart = resolve;
   });
 
   const release = async (): Promise<void> => {
@@ -100,6 +109,15 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
       void work.add(async () => {
         if (released) return;
         await reports.send({ results: report.results, held: about.held });
+        // The pass installed a new version of the host, and it ran: reported, the host stops by
+        // finishing, and the launcher starts the new binary (seed 000, "The restart").
+        const installed = about.final || restart ? undefined : await readRestartDue(host.settings.stateDir);
+        if (installed !== undefined) {
+          restart = true;
+          log.say(`installed ${installed}: exiting 0 so the launcher starts the new version`);
+          markRestart();
+          return;
+        }
         if (!about.final) return;
         // Released only once nothing the host made is left: a node that dropped its identity
         // with a removal failed could never be asked again. Until then every pass tries again.
@@ -176,7 +194,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  await Promise.race([stopped, releasedNow]);
+  await Promise.race([stopped, releasedNow, restartNow]);
 
   // Between resources, never in the middle of one; then everything queued goes out before the
   // connection is drained and closed.
@@ -187,7 +205,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   await link.close();
   await work.idle();
   actor.stop();
-  return released ? 'released' : 'stopped';
+  return released ? 'released' : restart ? 'restart' : 'stopped';
 }
 
 function parseJson(data: Uint8Array): unknown {

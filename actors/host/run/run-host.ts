@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ready } from '../../shared/crypto/sodium';
 import { openHost, type HostContext, type HostParts, type HostSettings } from '../host-context';
+import { clearRestartDue } from '../launch-state/restart-due';
 import type { AdmissionRules } from '../link/admit-declaration';
 import type { RetryPolicy } from '../link/retry-delay';
 import { StoreInconsistent } from '../reconcile/desired-resources';
@@ -39,6 +40,8 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   const { settings, log, signal } = options;
   await ready();
   const pidfile = await claimPidfile(settings.stateDir);
+  // Left by a host that installed this version and died before it could exit: done already.
+  await clearRestartDue(settings.stateDir);
   try {
     let toldLocked = false;
     while (!signal.aborted) {
@@ -72,13 +75,15 @@ export async function runHost(options: RunHostOptions): Promise<void> {
           });
         }
         log.say(`enrolled as node ${identity.node}; reaching the broker at ${pins.broker_url}`);
-        await runEnrolledSession({
+        const end = await runEnrolledSession({
           host,
           rules: options.rules,
           log,
           ...(options.retry === undefined ? {} : { retry: options.retry }),
           ...(options.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.driftIntervalMs }),
         }, signal);
+        // A new version of the host is installed: exit 0, and the launcher starts it.
+        if (end === 'restart') break;
       } finally {
         if (open) await host.close();
       }

@@ -4,6 +4,7 @@ import type { PackageResource } from '../../../../schema/resource';
 import type { Applier, ApplyContext, ApplyOutcome, Observation, Removal } from '../applier';
 import type { PackageBackend, PackageManagerName } from './package-backend';
 import { PackageDatabaseUnreadable } from './package-errors';
+import { HOST_PACKAGE, upgradeHost, type SelfUpgradeOptions } from './self-upgrade';
 
 /** What `keepOriginal` writes: the version that was installed before the host took the package over. */
 export interface KeptPackage {
@@ -24,8 +25,11 @@ export interface KeptPackage {
  * An undeclared package is forgotten, never uninstalled: the host only configured it, and
  * uninstalling (say) the container runtime because a declaration changed would stop every
  * container on the node.
+ *
+ * The host's own package is applied by {@link upgradeHost}: the new binary must run before the
+ * host commits to restarting onto it. `selfUpgrade` says where that binary is (tests).
  */
-export function packageApplier(backend: PackageBackend): Applier<PackageResource> {
+export function packageApplier(backend: PackageBackend, selfUpgrade: SelfUpgradeOptions = {}): Applier<PackageResource> {
   return {
     shape: 'package',
 
@@ -46,6 +50,7 @@ export function packageApplier(backend: PackageBackend): Applier<PackageResource
     },
 
     async apply(resource: PackageResource, ctx: ApplyContext): Promise<ApplyOutcome> {
+      if (resource.name === HOST_PACKAGE) return upgradeHost(backend, resource, ctx, selfUpgrade);
       await backend.install(resource.name, resource.version, ctx);
       return {};
     },

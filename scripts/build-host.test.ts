@@ -1,0 +1,187 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  buildHost,
+  bundleHost,
+  ControllerCodeInHostBundle,
+  inspectNodeBinary,
+  packageVersionFor,
+  projectVersion,
+  REPOSITORY,
+  tarballName,
+  type HostBuild,
+} from './build-host';
+
+// The real build, once for the suite (about ten seconds: the single executable is a 100 MB copy
+// of Node), and what it made run as a person would run it: from an empty folder far from any
+// node_modules, the single executable with no Node on PATH.
+
+const exec = promisify(execFile);
+const MOTD = path.join(REPOSITORY, 'examples', 'motd.json');
+
+let scratch: string;
+let outcome: HostBuild;
+let version: string;
+
+beforeAll(async () => {
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'build-host-test-'));
+  version = await projectVersion();
+  outcome = await buildHost({ outDir: path.join(scratch, 'dist') });
+}, 120_000);
+
+afterAll(async () => {
+  await fs.rm(scratch, { recursive: true, force: true });
+});
+
+/** A fresh empty folder, checked to have no node_modules in it or above it. */
+async function emptyFolder(name: string): Promise<string> {
+  const dir = path.join(scratch, name);
+  await fs.mkdir(dir);
+  for (let at = dir; ; at = path.dirname(at)) {
+    await expect(fs.access(path.join(at, 'node_modules'))).rejects.toThrow();
+    if (path.dirname(at) === at) break;
+  }
+  return dir;
+}
+
+/**
+ * A PATH holding only what examples/motd.json's action runs (sh, date), and no node. Where the
+ * single executable would need Node from the machine, it fails here.
+ */
+async function pathWithoutNode(): Promise<string> {
+  const bin = path.join(scratch, 'bin-without-node');
+  await fs.mkdir(bin, { recursive: true });
+  for (const tool of ['sh', 'date']) {
+    const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+    await fs.symlink(found, path.join(bin, tool)).catch(() => undefined);
+  }
+  expect(spawnSync(path.join(bin, 'sh'), ['-c', 'command -v node'], { env: { PATH: bin } }).status).not.toBe(0);
+  return bin;
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runIn(cwd: string, argv: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  const [program, ...args] = argv as [string, ...string[]];
+  try {
+    const { stdout, stderr } = await exec(program, args, { cwd, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+/** Runs version, profile and apply (examples/motd.json into a root in the folder) and reads back what they did. */
+async function exercise(cwd: string, host: string[], env: NodeJS.ProcessEnv) {
+  const versionRun = await runIn(cwd, [...host, 'version'], env);
+  const profileRun = await runIn(cwd, [...host, 'profile', '--json'], env);
+  await fs.mkdir(path.join(cwd, 'root'));
+  const applyRun = await runIn(cwd, [...host, 'apply', MOTD, '--root', 'root'], env);
+  const read = (file: string) => fs.readFile(path.join(cwd, 'root', file), 'utf8').catch(() => null);
+  return {
+    version: versionRun,
+    profile: { code: profileRun.code, arch: profileRun.code === 0 ? (JSON.parse(profileRun.stdout) as { arch: string }).arch : profileRun.stderr },
+    apply: { code: applyRun.code, stderr: applyRun.stderr },
+    motd: await read('etc/motd.d/10-mesh'),
+    stamped: (await read('var/lib/first-apply')) !== null,
+    knownGood: await read('var/lib/mesh-host/launch/known-good'),
+  };
+}
+
+describe('npm run build:host', () => {
+  test('bundles the host into one file without the controller store', () => {
+    expect(outcome.bundle.file).toBe(path.join(scratch, 'dist', 'nox-mesh-host.cjs'));
+    expect(outcome.bundle.packages).toEqual(expect.arrayContaining(['clipanion', 'xstate', 'zod', 'libsodium-wrappers', '@nats-io/transport-node']));
+    expect(outcome.bundle.packages.filter((name) => /pglite|^pg|^postgres/.test(name))).toEqual([]);
+    // A bundle that has grown past a few megabytes has pulled in something it should not.
+    expect(outcome.bundle.bytes).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  test('refuses a bundle that would contain the controller store, naming who imported it', async () => {
+    const failure = await bundleHost({
+      outFile: path.join(scratch, 'refused.cjs'),
+      version,
+      entry: "require('pg');\n",
+    }).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(ControllerCodeInHostBundle);
+    expect((failure as Error).message).toMatch(/^the host bundle would contain the controller's store \(pg(, [a-z0-9-]+)*\), imported by nox-mesh-host-entry\.js;/);
+    await expect(fs.access(path.join(scratch, 'refused.cjs'))).rejects.toThrow();
+  });
+
+  test('the bundle runs version, profile and apply from an empty folder with no node_modules', async () => {
+    const cwd = await emptyFolder('bundle-run');
+    await fs.copyFile(outcome.bundle.file, path.join(cwd, 'nox-mesh-host.cjs'));
+
+    const seen = await exercise(cwd, [process.execPath, 'nox-mesh-host.cjs'], { PATH: process.env.PATH, NODE_PATH: '' });
+
+    expect(seen).toEqual({
+      version: { code: 0, stdout: `nox-mesh-host ${version}\n`, stderr: '' },
+      profile: { code: 0, arch: 'x86_64' },
+      apply: { code: 0, stderr: '' },
+      motd: 'This machine is managed by Novox Mesh.\n',
+      stamped: true,
+      // The bundle belongs to no package: it records its program version for the launcher.
+      knownGood: `${version}\n`,
+    });
+  });
+
+  test('makes a Debian and an Arch tarball of the same executable, and skips Alpine saying why', () => {
+    expect(outcome.tarballs.map((tarball) => [tarball.system, path.basename(tarball.file), tarball.sameAs])).toEqual([
+      ['debian', tarballName('debian', version), undefined],
+      ['arch', tarballName('arch', version), 'debian'],
+    ]);
+    expect(outcome.skipped).toEqual([{ system: 'alpine', reason: expect.stringMatching(/linked against glibc, and alpine needs a Node linked against musl: give one with --node alpine=PATH/) }]);
+  });
+
+  test('the tarball holds the executable, the launcher and the rouse helper, flat, executable and owned by root', async () => {
+    const { stdout } = await exec('tar', ['-tvzf', outcome.tarballs[0]!.file]);
+    const members = stdout.trim().split('\n').map((line) => {
+      const [mode, owner, , , , name] = line.split(/\s+/);
+      return `${mode} ${owner} ${name}`;
+    });
+
+    expect(members).toEqual(['-rwxr-xr-x 0/0 nox-mesh-host', '-rwxr-xr-x 0/0 nox-mesh-host-launch', '-rwxr-xr-x 0/0 nox-mesh-host-rouse']);
+  });
+
+  test('the single executable runs version, profile and apply from an empty folder with no Node on PATH', async () => {
+    const cwd = await emptyFolder('sea-run');
+    await exec('tar', ['-xzf', outcome.tarballs[0]!.file, '-C', cwd]);
+
+    const seen = await exercise(cwd, [path.join(cwd, 'nox-mesh-host')], { PATH: await pathWithoutNode() });
+
+    expect(seen).toEqual({
+      version: { code: 0, stdout: `nox-mesh-host ${version}\n`, stderr: '' },
+      profile: { code: 0, arch: 'x86_64' },
+      apply: { code: 0, stderr: '' },
+      motd: 'This machine is managed by Novox Mesh.\n',
+      stamped: true,
+      // The package version baked into the Debian executable: what the launcher rolls back to.
+      knownGood: `${packageVersionFor('debian', version)}\n`,
+    });
+  });
+
+  test('refuses to build an Alpine executable on a Node linked against glibc when Alpine is asked for', async () => {
+    await expect(buildHost({ outDir: path.join(scratch, 'alpine'), systems: ['alpine'] }))
+      .rejects.toThrow(/^cannot build the alpine executable: .* is linked against glibc, and alpine needs a Node linked against musl/);
+  });
+
+  test('reads the architecture and C library of a Node binary from its ELF headers', async () => {
+    expect(await inspectNodeBinary(process.execPath)).toEqual({ arch: 'x86_64', libc: 'glibc' });
+    await expect(inspectNodeBinary(MOTD)).rejects.toThrow(/is not a 64-bit little-endian ELF executable/);
+  });
+});
+
+describe('packageVersionFor', () => {
+  test("writes each system's package release the way its package manager does", () => {
+    expect(['debian', 'arch', 'alpine'].map((system) => packageVersionFor(system as 'debian', '0.4.2', 2))).toEqual(['0.4.2-2', '0.4.2-2', '0.4.2-r1']);
+  });
+});

@@ -1,0 +1,418 @@
+/**
+ * `npm run build:host`: the node host as one file, and as a single executable per system.
+ *
+ *   dist/nox-mesh-host.cjs                          the host bundled into one CommonJS file; runs
+ *                                                   with any Node >= 20 from an empty folder
+ *   dist/mesh-host-<system>-<version>-<arch>.tar.gz nox-mesh-host (Node and the host in one
+ *                                                   executable), nox-mesh-host-launch and
+ *                                                   nox-mesh-host-rouse, flat, for
+ *                                                   `tar -xz -C /usr/local/bin`
+ *
+ * The tarball must never acquire a dependency (seed 000): the mesh's package repository is
+ * served by the mesh, so the thing that joins a mesh cannot need one. Hence a Node single
+ * executable (SEA): a copy of a Node binary with the bundle injected (postject). It needs what
+ * that Node binary needs and nothing more: the C library and the C++ runtime, which every Debian
+ * and Arch machine has; on Alpine libstdc++ is a package of its own, unless the Node given for
+ * Alpine is linked statically.
+ *
+ * The binary is per system. Today the systems differ only in the package version baked in (what
+ * the host writes to the launcher's `known-good`: `0.1.0-1` on Debian and Arch, `0.1.0-r0` on
+ * Alpine) and in the Node it is built on: Debian and Arch take this machine's Node (glibc), so
+ * their two executables are the same bytes, built once; Alpine needs a Node built against musl,
+ * given with `--node alpine=PATH`, and is skipped, saying so, without one. The appliers are
+ * chosen at run time from the machine's profile.
+ *
+ * Usage: node scripts/run-ts.cjs scripts/build-host.ts [--out DIR] [--system NAME]...
+ *        [--node SYSTEM=PATH]... [--release N] [--bundle-only]
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { build, type Metafile } from 'esbuild';
+
+const exec = promisify(execFile);
+
+/** The repository's root. */
+export const REPOSITORY = path.resolve(__dirname, '..');
+
+/** The systems a host binary is built for. */
+export const SYSTEMS = ['debian', 'arch', 'alpine'] as const;
+/** One of {@link SYSTEMS}. */
+export type HostSystem = (typeof SYSTEMS)[number];
+
+/** The C library a system's binaries are linked against. */
+const LIBC: Record<HostSystem, 'glibc' | 'musl'> = { debian: 'glibc', arch: 'glibc', alpine: 'musl' };
+
+/**
+ * Packages that must never be in the host bundle: the controller's stores. The host has no
+ * database, and PGlite would need its WebAssembly and data files beside the bundle, which a
+ * single file cannot have.
+ */
+const CONTROLLER_ONLY = [/^node_modules\/@electric-sql\//, /^node_modules\/pg\//, /^node_modules\/pg-[^/]+\//, /^node_modules\/pgpass\//, /^node_modules\/postgres-[^/]+\//];
+
+/** The fuse postject flips so that Node runs the injected blob (Node's documentation). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** The tarball's members besides the executable: the launcher and the rouse helper, as shipped. */
+export const TARBALL_SCRIPTS = {
+  'nox-mesh-host-launch': path.join(REPOSITORY, 'launcher', 'nox-mesh-host-launch'),
+  'nox-mesh-host-rouse': path.join(REPOSITORY, 'packaging', 'nox-mesh-host-rouse'),
+} as const;
+
+/** The version in package.json: the program's version. */
+export async function projectVersion(): Promise<string> {
+  const pkg = JSON.parse(await fs.readFile(path.join(REPOSITORY, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/**
+ * The version of the host's package on a system, as its package manager writes it: Alpine's
+ * releases are `-r<n>` counted from 0, Debian's and Arch's `-<n>` counted from 1. `release` is
+ * the Debian/Arch number; Alpine's is one less.
+ */
+export function packageVersionFor(system: HostSystem, version: string, release = 1): string {
+  return system === 'alpine' ? `${version}-r${release - 1}` : `${version}-${release}`;
+}
+
+/** `mesh-host-<system>-<version>-<arch>.tar.gz`, the seed's name. */
+export function tarballName(system: HostSystem, version: string, arch = 'x86_64'): string {
+  return `mesh-host-${system}-${version}-${arch}.tar.gz`;
+}
+
+/** What one bundle came to. */
+export interface BundleResult {
+  file: string;
+  bytes: number;
+  /** The npm packages inside, by name. */
+  packages: string[];
+  ms: number;
+}
+
+/** The controller's store was pulled into the host bundle. */
+export class ControllerCodeInHostBundle extends Error {
+  constructor(found: string[], importers: string[]) {
+    super(
+      `the host bundle would contain the controller's store (${found.join(', ')}), imported by ${importers.join(', ') || 'an unknown file'}; ` +
+        'the host has no database: import the controller-only code from actors/controller only, never from actors/host or actors/shared',
+    );
+    this.name = 'ControllerCodeInHostBundle';
+  }
+}
+
+/**
+ * Bundles the host (actors/host/cli/main.ts) into one CommonJS file for Node 20 with esbuild.
+ * Nothing is left external: the file runs from an empty folder. `packageVersion` is baked in for
+ * the launcher's known-good (a system's binary); without it the host reports its program version
+ * there. Refuses a bundle that contains the controller's store.
+ */
+export async function bundleHost(options: {
+  outFile: string;
+  version: string;
+  packageVersion?: string;
+  minify?: boolean;
+  /** The entry's source, resolved from the repository's root. Default: the host's CLI. */
+  entry?: string;
+}): Promise<BundleResult> {
+  const started = performance.now();
+  const define: Record<string, string> = { MESH_BUILD_VERSION: JSON.stringify(options.version) };
+  if (options.packageVersion !== undefined) define.MESH_BUILD_PACKAGE_VERSION = JSON.stringify(options.packageVersion);
+  const result = await build({
+    stdin: {
+      contents: options.entry ?? "require('./actors/host/cli/main').main();\n",
+      resolveDir: REPOSITORY,
+      sourcefile: 'nox-mesh-host-entry.js',
+      loader: 'js',
+    },
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: options.outFile,
+    define,
+    // Readable stack traces matter more than 0.6 MB, and minifying does not start it faster.
+    minify: options.minify ?? false,
+    legalComments: 'eof',
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const inputs = Object.keys(result.metafile.inputs);
+  const found = inputs.filter((input) => CONTROLLER_ONLY.some((pattern) => pattern.test(input)));
+  if (found.length > 0) {
+    await fs.rm(options.outFile, { force: true });
+    throw new ControllerCodeInHostBundle(packagesOf(found), importersOf(result.metafile, found));
+  }
+  const bytes = (await fs.stat(options.outFile)).size;
+  return { file: options.outFile, bytes, packages: packagesOf(inputs), ms: performance.now() - started };
+}
+
+function packagesOf(inputs: string[]): string[] {
+  const names = inputs.map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);
+  return [...new Set(names)].sort();
+}
+
+function importersOf(metafile: Metafile, found: string[]): string[] {
+  const wanted = new Set(found);
+  return Object.entries(metafile.inputs)
+    .filter(([file, input]) => !CONTROLLER_ONLY.some((pattern) => pattern.test(file)) && input.imports.some((imported) => wanted.has(imported.path)))
+    .map(([file]) => file);
+}
+
+/** What the ELF header of a Node binary says about where it runs. */
+export interface NodeBinaryFacts {
+  /** `x86_64`, `aarch64`, or `elf-machine-<n>`. */
+  arch: string;
+  /** The C library its loader belongs to; `static` when it names no loader. */
+  libc: 'glibc' | 'musl' | 'static' | 'unknown';
+}
+
+/** Reads a Node binary's architecture and C library from its ELF headers. */
+export async function inspectNodeBinary(file: string): Promise<NodeBinaryFacts> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const header = Buffer.alloc(64);
+    await handle.read(header, 0, 64, 0);
+    if (header.subarray(0, 4).toString('latin1') !== '\x7fELF' || header[4] !== 2 || header[5] !== 1) {
+      throw new Error(`${file} is not a 64-bit little-endian ELF executable, so it cannot be the base of a Linux single executable`);
+    }
+    const machine = header.readUInt16LE(18);
+    const arch = machine === 62 ? 'x86_64' : machine === 183 ? 'aarch64' : `elf-machine-${machine}`;
+    const phoff = Number(header.readBigUInt64LE(32));
+    const phentsize = header.readUInt16LE(54);
+    const phnum = header.readUInt16LE(56);
+    const table = Buffer.alloc(phentsize * phnum);
+    await handle.read(table, 0, table.length, phoff);
+    for (let i = 0; i < phnum; i += 1) {
+      const entry = table.subarray(i * phentsize, (i + 1) * phentsize);
+      if (entry.readUInt32LE(0) !== 3) continue; // PT_INTERP
+      const interpreter = Buffer.alloc(Number(entry.readBigUInt64LE(32)));
+      await handle.read(interpreter, 0, interpreter.length, Number(entry.readBigUInt64LE(8)));
+      const name = interpreter.toString('latin1').replace(/\0+$/, '');
+      return { arch, libc: /ld-musl/.test(name) ? 'musl' : /ld-linux/.test(name) ? 'glibc' : 'unknown' };
+    }
+    return { arch, libc: 'static' };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What one single executable came to. */
+export interface ExecutableResult {
+  file: string;
+  bytes: number;
+  ms: number;
+}
+
+/**
+ * Makes a Node single executable of `bundle` at `outFile`: a SEA blob prepared by this Node
+ * (`--experimental-sea-config`), injected into a copy of `node` (default: this Node) with
+ * postject. The blob carries V8's code cache when the base is this very Node (about 25 ms
+ * faster to start); a cache made by another build would be refused, so another base goes
+ * without. The base must be the same Node version as this one. The result is never stripped:
+ * the host is in a section a strip would drop.
+ */
+export async function buildSingleExecutable(options: { bundle: string; outFile: string; node?: string }): Promise<ExecutableResult> {
+  const started = performance.now();
+  const node = options.node ?? process.execPath;
+  const sameNode = (await fs.realpath(node)) === (await fs.realpath(process.execPath));
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'sea-'));
+  try {
+    const blob = path.join(work, 'host.blob');
+    const config = path.join(work, 'sea-config.json');
+    await fs.writeFile(config, JSON.stringify({
+      main: path.resolve(options.bundle),
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: sameNode,
+    }));
+    await run(process.execPath, ['--experimental-sea-config', config], 'preparing the single executable blob');
+    const executable = path.join(work, 'nox-mesh-host');
+    await fs.copyFile(node, executable);
+    await fs.chmod(executable, 0o755);
+    await run(process.execPath, [postjectCli(), executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], 'injecting the host into Node (postject)');
+    await fs.mkdir(path.dirname(options.outFile), { recursive: true });
+    await fs.copyFile(executable, options.outFile);
+    await fs.chmod(options.outFile, 0o755);
+    return { file: options.outFile, bytes: (await fs.stat(options.outFile)).size, ms: performance.now() - started };
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+function postjectCli(): string {
+  try {
+    return require.resolve('postject/dist/cli.js');
+  } catch {
+    throw new Error('postject is not installed: it is a devDependency of this repository; run `npm ci` and build again');
+  }
+}
+
+async function run(program: string, args: string[], doing: string): Promise<void> {
+  try {
+    await exec(program, args, { maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const failure = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${doing} failed: ${(failure.stderr || failure.stdout || failure.message).trim()}`, { cause: error });
+  }
+}
+
+/**
+ * Writes the release tarball: `nox-mesh-host` (the given executable), the launcher and the
+ * rouse helper, flat, owned by root and executable, for `tar -xz -C /usr/local/bin`.
+ */
+export async function writeHostTarball(options: { executable: string; outFile: string }): Promise<{ file: string; bytes: number; ms: number }> {
+  const started = performance.now();
+  const staging = await fs.mkdtemp(path.join(os.tmpdir(), 'host-tarball-'));
+  try {
+    const members = { 'nox-mesh-host': options.executable, ...TARBALL_SCRIPTS };
+    for (const [name, source] of Object.entries(members)) {
+      await fs.copyFile(source, path.join(staging, name));
+      await fs.chmod(path.join(staging, name), 0o755);
+    }
+    await fs.mkdir(path.dirname(options.outFile), { recursive: true });
+    const mtime = process.env.SOURCE_DATE_EPOCH === undefined ? [] : [`--mtime=@${process.env.SOURCE_DATE_EPOCH}`];
+    await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', ...mtime, '-C', staging, '-czf', path.resolve(options.outFile), ...Object.keys(members).sort()], 'writing the tarball');
+    return { file: options.outFile, bytes: (await fs.stat(options.outFile)).size, ms: performance.now() - started };
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** What `buildHost` made, and what it skipped and why. */
+export interface HostBuild {
+  bundle: BundleResult;
+  tarballs: Array<{ system: HostSystem; file: string; bytes: number; executableBytes: number; ms: number; sameAs?: HostSystem }>;
+  skipped: Array<{ system: HostSystem; reason: string }>;
+  ms: number;
+}
+
+/** Options for {@link buildHost}. */
+export interface HostBuildOptions {
+  outDir: string;
+  systems?: readonly HostSystem[];
+  /** The Node binary each system's executable is built on (default: this Node). */
+  nodeFor?: Partial<Record<HostSystem, string>>;
+  /** The package release (Debian/Arch numbering). Default 1. */
+  release?: number;
+  bundleOnly?: boolean;
+}
+
+/**
+ * The whole build: the bundle into `outDir`, then one tarball per system whose Node fits it (its
+ * C library). A system whose Node does not fit is skipped with the reason when it was not asked
+ * for by name, and fails the build when it was.
+ */
+export async function buildHost(options: HostBuildOptions): Promise<HostBuild> {
+  const started = performance.now();
+  const version = await projectVersion();
+  await fs.mkdir(options.outDir, { recursive: true });
+  const bundle = await bundleHost({ outFile: path.join(options.outDir, 'nox-mesh-host.cjs'), version });
+  const result: HostBuild = { bundle, tarballs: [], skipped: [], ms: 0 };
+  if (options.bundleOnly) return { ...result, ms: performance.now() - started };
+
+  const asked = options.systems !== undefined;
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'build-host-'));
+  // Systems whose bundles and base Node are the same get the same executable, built once.
+  const built = new Map<string, { executable: string; bytes: number; system: HostSystem }>();
+  try {
+    for (const system of options.systems ?? SYSTEMS) {
+      const systemStarted = performance.now();
+      const node = options.nodeFor?.[system] ?? process.execPath;
+      const facts = await inspectNodeBinary(node);
+      if (facts.libc !== LIBC[system] && facts.libc !== 'static') {
+        const reason = `${node} is linked against ${facts.libc}, and ${system} needs a Node linked against ${LIBC[system]}: give one with --node ${system}=PATH (the same Node version as this one, ${process.version})`;
+        if (asked) throw new Error(`cannot build the ${system} executable: ${reason}`);
+        result.skipped.push({ system, reason });
+        continue;
+      }
+      const systemBundle = await bundleHost({ outFile: path.join(work, `${system}.cjs`), version, packageVersion: packageVersionFor(system, version, options.release) });
+      const key = createHash('sha256').update(await fs.readFile(systemBundle.file)).update(await fs.realpath(node)).digest('hex');
+      let executable = built.get(key);
+      const sameAs = executable?.system;
+      if (executable === undefined) {
+        const made = await buildSingleExecutable({ bundle: systemBundle.file, outFile: path.join(work, system, 'nox-mesh-host'), node });
+        executable = { executable: made.file, bytes: made.bytes, system };
+        built.set(key, executable);
+      }
+      const tarball = await writeHostTarball({ executable: executable.executable, outFile: path.join(options.outDir, tarballName(system, version, facts.arch)) });
+      result.tarballs.push({
+        system,
+        file: tarball.file,
+        bytes: tarball.bytes,
+        executableBytes: executable.bytes,
+        ms: performance.now() - systemStarted,
+        ...(sameAs === undefined ? {} : { sameAs }),
+      });
+    }
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+  return { ...result, ms: performance.now() - started };
+}
+
+/** Reads the command line (see the file's comment). */
+export function parseArguments(argv: readonly string[]): HostBuildOptions {
+  const options: HostBuildOptions = { outDir: path.join(REPOSITORY, 'dist') };
+  const systems: HostSystem[] = [];
+  const nodeFor: Partial<Record<HostSystem, string>> = {};
+  const isSystem = (value: string): value is HostSystem => (SYSTEMS as readonly string[]).includes(value);
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string;
+    const value = (): string => {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      i += 1;
+      return next;
+    };
+    if (arg === '--out') options.outDir = path.resolve(value());
+    else if (arg === '--bundle-only') options.bundleOnly = true;
+    else if (arg === '--release') {
+      const release = Number(value());
+      if (!Number.isInteger(release) || release < 1) throw new Error('--release is a whole number, 1 or more');
+      options.release = release;
+    } else if (arg === '--system') {
+      const system = value();
+      if (!isSystem(system)) throw new Error(`--system is one of ${SYSTEMS.join(', ')}, not ${JSON.stringify(system)}`);
+      systems.push(system);
+    } else if (arg === '--node') {
+      const [system, file] = value().split(/=(.*)/s) as [string, string | undefined];
+      if (!isSystem(system) || !file) throw new Error(`--node takes SYSTEM=PATH with SYSTEM one of ${SYSTEMS.join(', ')}`);
+      nodeFor[system] = path.resolve(file);
+    } else throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: build-host [--out DIR] [--system NAME]... [--node SYSTEM=PATH]... [--release N] [--bundle-only]`);
+  }
+  if (systems.length > 0) options.systems = systems;
+  if (Object.keys(nodeFor).length > 0) options.nodeFor = nodeFor;
+  return options;
+}
+
+function size(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${(bytes / 1024).toFixed(0)} kB`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+async function main(): Promise<void> {
+  const outcome = await buildHost(parseArguments(process.argv.slice(2)));
+  const out = process.stdout;
+  const shown = (file: string) => path.relative(process.cwd(), file) || file;
+  out.write(`${shown(outcome.bundle.file)}  ${size(outcome.bundle.bytes)}  ${seconds(outcome.bundle.ms)}  (${outcome.bundle.packages.join(', ')})\n`);
+  for (const tarball of outcome.tarballs) {
+    const same = tarball.sameAs === undefined ? '' : `, the same executable as ${tarball.sameAs}`;
+    out.write(`${shown(tarball.file)}  ${size(tarball.bytes)} (executable ${size(tarball.executableBytes)}${same})  ${seconds(tarball.ms)}\n`);
+  }
+  for (const skipped of outcome.skipped) out.write(`skipped ${skipped.system}: ${skipped.reason}\n`);
+  out.write(`built in ${seconds(outcome.ms)}\n`);
+}
+
+// Run as a script (node scripts/run-ts.cjs scripts/build-host.ts), not when a test imports it.
+if (path.resolve(process.argv[1] ?? '') === __filename) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`build-host: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
