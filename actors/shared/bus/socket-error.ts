@@ -22,6 +22,8 @@ export function describeSocketError(error: unknown): string {
     case 'EPIPE':
       return 'connection closed while writing';
     default:
-      return error instanceof Error ? error.message : String(error);
+      if (error instanceof Error) return error.message;
+      // A bare code the table does not word (e.g. EPROTO): the code itself still says something.
+      return typeof code === 'string' ? code : String(error);
   }
 }
