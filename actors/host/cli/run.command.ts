@@ -36,10 +36,9 @@ export class RunCommand extends HostCommand {
     const onSignal = (): void => stop.abort();
     // Node answers an unhandled SIGUSR1 by starting its inspector: a listening socket that runs
     // any code sent to it. The pidfile invites SIGUSR1 (a rouse from the resume unit or the
-    // network dispatcher), so the handler is installed before anything else happens.
-    // TODO: hand the rouse to the link machine once it exists (issue "The link"); until then
-    // the NATS client's own reconnection is all there is, and the rouse is only noted.
-    const onRouse = (): void => log.say('rouse: noted; the link reconnects on its own for now');
+    // network dispatcher), so a handler is installed before anything else happens and stays for
+    // the life of the process; the link hears rouses through its own listener (signalRouses).
+    const onRouse = (): void => undefined;
     process.on('SIGUSR1', onRouse);
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
@@ -48,6 +47,7 @@ export class RunCommand extends HostCommand {
         settings,
         parts: { runner, appliers: appliersForProfile(profile), adopter: createAdopter() },
         rules: { hostUnit: settings.hostUnit, root: settings.root, stateDir: settings.stateDir, shapes: SHAPES_FOR_HOST_KIND[profile.host_kind] },
+        hostKind: profile.host_kind,
         log,
         signal: stop.signal,
       });

@@ -34,4 +34,15 @@ describe('how long since the host was linked', () => {
     clock.up(at(200));
     expect(clock.secondsSinceLinked(at(201))).toBe(100);
   });
+
+  test('the absence before the current link can be read for a heartbeat without taking it from the next report', () => {
+    const clock = new LinkClock(at(0));
+    expect(clock.absenceBeforeLink()).toBe(0);
+    clock.up(at(600));
+    expect(clock.absenceBeforeLink()).toBe(600);
+    expect(clock.absenceBeforeLink()).toBe(600);
+    expect(clock.secondsSinceLinked(at(601))).toBe(600);
+    clock.down(at(700));
+    expect(clock.absenceBeforeLink()).toBe(0);
+  });
 });

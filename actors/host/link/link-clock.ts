@@ -8,6 +8,7 @@
 export class LinkClock {
   private linked = false;
   private absence: number | undefined;
+  private absenceBeforeThisLink = 0;
 
   constructor(private lastLinked: Date | null) {}
 
@@ -20,6 +21,7 @@ export class LinkClock {
   up(now: Date): void {
     if (this.linked) return;
     if (this.lastLinked !== null) this.absence = secondsBetween(this.lastLinked, now);
+    this.absenceBeforeThisLink = this.absence ?? 0;
     this.linked = true;
     this.lastLinked = now;
   }
@@ -29,6 +31,15 @@ export class LinkClock {
     if (!this.linked) return;
     this.linked = false;
     this.lastLinked = now;
+  }
+
+  /**
+   * How long the host was without a link before the current one came up (0 when it is not
+   * linked, or never was before): what the first heartbeat of a link says, without taking the
+   * telling away from the report that follows.
+   */
+  absenceBeforeLink(): number {
+    return this.linked ? this.absenceBeforeThisLink : 0;
   }
 
   /** The value for a report written at `now`; the absence is told once. */

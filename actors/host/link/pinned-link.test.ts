@@ -7,7 +7,8 @@ import type { HostIdentity, HostPins } from '../../../schema/host-state';
 import { makeTestCertificate } from '../../shared/bus/test-certificates';
 import { certificateFingerprint, generateNodeIdentity, generateSigningKeyPair, ready } from '../../shared/crypto';
 import { startCapturingTlsServer } from '../../shared/testing/capturing-tls-server';
-import { startTestBroker } from '../../shared/testing/test-broker';
+import { startFreezeProxy, type FreezeProxy } from '../../shared/testing/freeze-proxy';
+import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
 import { openPinnedLink, type LinkListener } from './pinned-link';
 
 // A listener that records what the link told it.
@@ -53,7 +54,7 @@ describe('the pinned link', () => {
       });
     });
     const listener = new RecordingListener();
-    const link = openPinnedLink({ identity, pins: pinsFor(`tls://127.0.0.1:${port}`, 'a'.repeat(64)), listener, retry: quick, timeoutMs: 1000 });
+    const link = openPinnedLink({ identity, pins: pinsFor(`tls://127.0.0.1:${port}`, 'a'.repeat(64)), listener, backoff: quick, timings: { attemptTimeoutMs: 1000 } });
     await new Promise((resolve) => setTimeout(resolve, 400));
     await link.close();
     expect(listener.notes).toHaveLength(1);
@@ -68,7 +69,7 @@ describe('the pinned link', () => {
     const impostor = makeTestCertificate(dir, 'impostor');
     const server = await startCapturingTlsServer({ certificates: [impostor] });
     const listener = new RecordingListener();
-    const link = openPinnedLink({ identity, pins: pinsFor(server.url, certificateFingerprint(genuine.certPem)), listener, retry: quick, timeoutMs: 1000 });
+    const link = openPinnedLink({ identity, pins: pinsFor(server.url, certificateFingerprint(genuine.certPem)), listener, backoff: quick, timings: { attemptTimeoutMs: 1000 } });
     try {
       await until(() => server.connections.length >= 2, 'a second attempt');
       await link.close();
@@ -87,7 +88,7 @@ describe('the pinned link', () => {
     try {
       await broker.addNodeUser(identity.node, identity.nkey_public);
       const listener = new RecordingListener();
-      const link = openPinnedLink({ identity, pins: pinsFor(broker.url, broker.fingerprint), listener, retry: quick });
+      const link = openPinnedLink({ identity, pins: pinsFor(broker.url, broker.fingerprint), listener, backoff: quick });
       await until(() => listener.links.length === 1, 'the link');
       expect(listener.links[0]?.again).toBe(false);
       expect(listener.notes).toEqual([`linked to ${broker.url} as node ${identity.node}`]);
@@ -101,6 +102,81 @@ describe('the pinned link', () => {
       expect(listener.unlinks).toBe(1);
     } finally {
       await broker.stop();
+    }
+  });
+});
+
+describe('the pinned link through a network that freezes', () => {
+  let broker: TestBroker;
+  let proxy: FreezeProxy;
+  beforeAll(async () => {
+    broker = await startTestBroker({ dirPrefix: 'pinned-link freeze test-broker' });
+    await broker.addNodeUser(identity.node, identity.nkey_public);
+  });
+  afterAll(async () => {
+    await broker?.stop();
+  });
+  beforeEach(async () => {
+    proxy = await startFreezeProxy({ port: broker.port });
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+
+  const open = (listener: RecordingListener, deadLinkMs = 60_000) =>
+    openPinnedLink({ identity, pins: pinsFor(proxy.url, broker.fingerprint), listener, deadLinkMs });
+
+  test('a rouse on a link that answers costs one ping: the same connection stays and no other is made', async () => {
+    const listener = new RecordingListener();
+    const link = open(listener);
+    try {
+      await until(() => listener.links.length === 1, 'the link');
+      const connection = link.current();
+      expect(link.rouse()).toBe('checking that the link still answers');
+      await until(() => link.phase() === 'linked', 'the check');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(link.current()).toBe(connection);
+      expect(listener.notes.filter((note) => /^the link answered in \d+ ms; it stays$/.test(note))).toHaveLength(1);
+      // The attempt's certificate probe and the connection: nothing since.
+      expect(proxy.connections()).toHaveLength(2);
+      expect(listener.links).toHaveLength(1);
+    } finally {
+      await link.close();
+    }
+  });
+
+  test('a frozen link that nobody rouses is found dead within the dead-link time, and a new one links', async () => {
+    const listener = new RecordingListener();
+    const link = open(listener, 1_500);
+    try {
+      await until(() => listener.links.length === 1, 'the link');
+      proxy.freeze();
+      const frozenAt = performance.now();
+      await until(() => listener.unlinks === 1, 'the dead link to be noticed');
+      const noticedAfter = performance.now() - frozenAt;
+      expect(noticedAfter).toBeLessThanOrEqual(1_500 + 100);
+      expect(listener.notes).toContain('the connection to the broker closed: the broker stopped answering pings; connecting again');
+      await until(() => listener.links.length === 2, 'a new link');
+      expect(listener.links[1]?.again).toBe(true);
+      expect(link.current()).toBe(listener.links[1]?.connection);
+    } finally {
+      await link.close();
+    }
+  });
+
+  test('a link the broker closes is linked again after the first step of the backoff', async () => {
+    const listener = new RecordingListener();
+    const link = open(listener);
+    try {
+      await until(() => listener.links.length === 1, 'the link');
+      const cutAt = performance.now();
+      proxy.cut();
+      await until(() => listener.links.length === 2, 'a new link');
+      // The first step is 200 ms jittered down to 100–200 ms, then a connection is made.
+      expect(performance.now() - cutAt).toBeLessThan(2_000);
+      expect(listener.notes).toContain('the connection to the broker closed: the broker closed the connection; connecting again');
+    } finally {
+      await link.close();
     }
   });
 });

@@ -1,21 +1,24 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createActor } from 'xstate';
 import type { LastDeclaration } from '../../../schema/host-state';
+import type { HostKind } from '../../../schema/resource';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import type { HostContext } from '../host-context';
 import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
 import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
+import { startHeartbeats, type Heartbeats } from '../link/heartbeat-sender';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
 import { recordDeclaration } from '../link/record-declaration';
 import { ReportSender } from '../link/report-sender';
-import type { RetryPolicy } from '../link/retry-delay';
 import { storedDeclaration } from '../reconcile/desired-resources';
 import { reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
 import { reconcileLogic } from '../reconcile/reconcile.actor';
 import type { HostLog } from './host-log';
+import type { HostTimings } from './host-timings';
 import { releasedState } from './released-state';
+import type { RouseSource } from './rouse-signal';
 import { SerialWork } from './serial-work';
 
 /** What an enrolled host runs with. */
@@ -24,8 +27,13 @@ export interface SessionOptions {
   host: HostContext;
   rules: AdmissionRules;
   log: HostLog;
-  retry?: RetryPolicy;
-  driftIntervalMs?: number;
+  /** What the heartbeats say this host is (resident unless told). */
+  hostKind?: HostKind;
+  /** Where rouses come from while the session runs; none, and the link is never roused. */
+  rouses?: RouseSource;
+  /** Seconds since the host process started, for the heartbeats (process.uptime unless given). */
+  uptimeSeconds?: () => number;
+  timings?: HostTimings;
 }
 
 /**
@@ -42,10 +50,13 @@ interface Answering {
 
 /**
  * The host while it is a node: reconciles against its store whether or not the broker can be
- * reached, takes declarations from its queue on the broker (each through the gate, stored before
- * it is acknowledged), and reports every pass and every refusal upward. Ends when `signal`
- * aborts, or when a final declaration has been applied and reported: the identity is dropped
- * and the machine is `hosted` again.
+ * reached — the link never gates the reconcile actor, so the drift timer corrects drift while
+ * disconnected — takes declarations from its queue on the broker (each through the gate, stored
+ * before it is acknowledged), reports every pass and every refusal upward, and sends heartbeats
+ * while linked. Each new link starts a pass (declarations may have been missed and the machine
+ * may have moved), whose report says how long the host was away. A rouse goes to the link.
+ * Ends when `signal` aborts, or when a final declaration has been applied and reported: the
+ * identity is dropped and the machine is `hosted` again.
  */
 export async function runEnrolledSession(options: SessionOptions, signal: AbortSignal): Promise<SessionEnd> {
   const { host, log } = options;
@@ -53,11 +64,13 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   if (start.identity === null || start.pins === null) throw new Error('runEnrolledSession needs an enrolled store');
   const identity = start.identity;
   const node = identity.node;
+  const timings = options.timings ?? {};
   const clock = new LinkClock(start.last_linked_at === null ? null : new Date(start.last_linked_at));
   const work = new SerialWork((error) => log.say(`could not report: ${messageOf(error)}`));
   const answering = new WeakMap<PassReport, Answering>();
   let intake: DeclarationIntake | undefined;
-  let everLinked = false;
+  let heartbeats: Heartbeats | undefined;
+  let lastPassAt: Date | null = null;
   let released = false;
   let inflight: Promise<unknown> = Promise.resolve();
   let markReleased: () => void = () => undefined;
@@ -104,6 +117,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   const actor = createActor(reconcileLogic({
     pass,
     onPass: (report) => {
+      lastPassAt = host.now();
       const about = answering.get(report) ?? { held: host.state.current().last_declaration, final: false };
       log.say(`pass (${report.reasons.join(', ')}): ${describeCounts(report)}`);
       void work.add(async () => {
@@ -126,7 +140,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
         else log.say(`the final declaration left resources behind (${left.join(', ')}); node ${node} stays enrolled and tries again at its next pass`);
       });
     },
-    ...(options.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.driftIntervalMs }),
+    ...(timings.driftIntervalMs === undefined ? {} : { driftIntervalMs: timings.driftIntervalMs }),
   }));
 
   const take = async (data: Uint8Array): Promise<void> => {
@@ -160,31 +174,44 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   const link: PinnedLink = openPinnedLink({
     identity,
     pins: start.pins,
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(timings.backoff === undefined ? {} : { backoff: timings.backoff }),
+    ...(timings.link === undefined ? {} : { timings: timings.link }),
+    ...(timings.deadLinkMs === undefined ? {} : { deadLinkMs: timings.deadLinkMs }),
     listener: {
       note: (line) => log.say(line),
       linked: (connection: NatsConnection, again: boolean) => {
         clock.up(host.now());
         noteLinked();
-        if (!again && !released) {
-          const previous = intake;
-          void previous?.stop();
+        if (!released) {
+          // Every link is a new connection: the intake and the heartbeats start over on it.
           intake = startDeclarationIntake(connection, node, { take, note: (line) => log.say(line) });
+          heartbeats = startHeartbeats(connection, {
+            node,
+            hostKind: options.hostKind ?? 'resident',
+            clock,
+            lastReconcileAt: () => lastPassAt,
+            uptimeSeconds: options.uptimeSeconds ?? (() => process.uptime()),
+            now: host.now,
+          }, timings.heartbeatMs);
         }
         // Back after being away, declarations may have been missed and the machine may have
         // moved: a pass, whose report also tells the mesh how long the host was gone. The
         // first link needs one only if a pass already finished with nowhere to report.
-        if (reports.takeOwed() || everLinked || again) {
-          actor.send({ type: 'link.restored' });
-        }
-        everLinked = true;
+        if (reports.takeOwed() || again) actor.send({ type: 'link.restored' });
       },
       unlinked: () => {
+        heartbeats?.stop();
+        heartbeats = undefined;
+        // Its connection is closing; stopping lets a declaration in hand finish first.
+        const ending = intake;
+        intake = undefined;
+        void ending?.stop();
         clock.down(host.now());
         noteLinked();
       },
     },
   });
+  const stopRousing = options.rouses?.listen(() => log.say(`rouse: ${link.rouse()}`));
 
   // Started once the link exists: a pass may report as soon as it ends.
   actor.start();
@@ -198,10 +225,12 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
 
   // Between resources, never in the middle of one; then everything queued goes out before the
   // connection is drained and closed.
+  stopRousing?.();
   actor.send({ type: 'host.stopping' });
   await inflight;
   await intake?.stop();
   await work.idle();
+  heartbeats?.stop();
   await link.close();
   await work.idle();
   actor.stop();

@@ -2,13 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ready } from '../../shared/crypto/sodium';
 import { openHost, type HostContext, type HostParts, type HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
+import type { HostKind, ResourceShape } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
-import type { RetryPolicy } from '../link/retry-delay';
 import { StoreInconsistent } from '../reconcile/desired-resources';
 import { StoreLocked } from '../store/store-errors';
 import { runEnrolledSession } from './enrolled-session';
 import type { HostLog } from './host-log';
+import { timingsFromEnvironment, type HostTimings } from './host-timings';
 import { claimPidfile } from './pidfile';
+import { signalRouses, type RouseSource } from './rouse-signal';
 import { waitForIdentity } from './wait-for-identity';
 
 /** What the host process runs with. */
@@ -21,8 +23,12 @@ export interface RunHostOptions {
   signal: AbortSignal;
   /** How often a hosted machine looks for an identity when no change is noticed (default 3 s). */
   pollMs?: number;
-  retry?: RetryPolicy;
-  driftIntervalMs?: number;
+  /** What this host is, for its heartbeats; unless given, read from the shapes it takes. */
+  hostKind?: HostKind;
+  /** Rouses (SIGUSR1 on this process unless given). */
+  rouses?: RouseSource;
+  /** Timings that differ from the defaults; unless given, read from MESH_HOST_TIMINGS. */
+  timings?: HostTimings;
 }
 
 const DEFAULT_POLL_MS = 3000;
@@ -34,10 +40,13 @@ const DEFAULT_POLL_MS = 3000;
  * whenever the state directory changes. Enrolled, it holds the store and runs the node (see
  * runEnrolledSession) until it is stopped or released, and then is hosted again.
  *
- * It only ever dials out: there is no listening socket, and a rouse will be a signal.
+ * It only ever dials out: there is no listening socket. A rouse is SIGUSR1 to the pid in the
+ * pidfile, and goes to the link while enrolled.
  */
 export async function runHost(options: RunHostOptions): Promise<void> {
   const { settings, log, signal } = options;
+  const timings = options.timings ?? timingsFromEnvironment(process.env);
+  const rouses = options.rouses ?? signalRouses();
   await ready();
   const pidfile = await claimPidfile(settings.stateDir);
   // Left by a host that installed this version and died before it could exit: done already.
@@ -65,7 +74,12 @@ export async function runHost(options: RunHostOptions): Promise<void> {
           await host.close();
           open = false;
           log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
-          await waitForIdentity(settings.stateDir, signal, options.pollMs ?? DEFAULT_POLL_MS);
+          const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
+          try {
+            await waitForIdentity(settings.stateDir, signal, options.pollMs ?? DEFAULT_POLL_MS);
+          } finally {
+            stopListening();
+          }
           continue;
         }
         const pins = host.state.current().pins;
@@ -79,8 +93,9 @@ export async function runHost(options: RunHostOptions): Promise<void> {
           host,
           rules: options.rules,
           log,
-          ...(options.retry === undefined ? {} : { retry: options.retry }),
-          ...(options.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.driftIntervalMs }),
+          hostKind: options.hostKind ?? hostKindOf(options.rules.shapes),
+          rouses,
+          timings,
         }, signal);
         // A new version of the host is installed: exit 0, and the launcher starts it.
         if (end === 'restart') break;
@@ -92,4 +107,9 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   } finally {
     await pidfile.release();
   }
+}
+
+// An episodic host is the one that takes no packages (schema/resource.ts, SHAPES_FOR_HOST_KIND).
+function hostKindOf(shapes: readonly ResourceShape[]): HostKind {
+  return shapes.includes('package') ? 'resident' : 'episodic';
 }

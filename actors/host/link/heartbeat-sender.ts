@@ -1,0 +1,65 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { canonicalJson } from '../../../schema/canonical';
+import { Heartbeat } from '../../../schema/heartbeat';
+import { parseContract } from '../../../schema/parse';
+import type { HostKind } from '../../../schema/resource';
+import { heartbeatSubject } from '../../shared/bus/subjects';
+import { runningVersion } from '../../shared/version';
+import type { LinkClock } from './link-clock';
+
+/** 30 s: often enough that "last seen" on the controller means something, rare enough to cost nothing. */
+export const DEFAULT_HEARTBEAT_MS = 30_000;
+
+/** What a heartbeat says, read fresh each time one is sent. */
+export interface HeartbeatFacts {
+  node: string;
+  hostKind: HostKind;
+  clock: LinkClock;
+  /** When the last reconcile pass finished; null before the first. */
+  lastReconcileAt(): Date | null;
+  /** Seconds since the host process started. */
+  uptimeSeconds(): number;
+  now(): Date;
+}
+
+/** Heartbeats going out on one connection. */
+export interface Heartbeats {
+  stop(): void;
+}
+
+/**
+ * The heartbeat for `now`, checked against the contract. The first of a link carries how long
+ * the host was away before it (`first`); the rest say 0, since they are only sent while linked.
+ */
+export function buildHeartbeat(facts: HeartbeatFacts, first: boolean): Heartbeat {
+  return parseContract(Heartbeat, {
+    node: facts.node,
+    sent_at: facts.now().toISOString(),
+    version_running: runningVersion(),
+    host_kind: facts.hostKind,
+    seconds_since_linked: first ? facts.clock.absenceBeforeLink() : 0,
+    last_reconcile_at: facts.lastReconcileAt()?.toISOString() ?? null,
+    uptime_seconds: Math.max(0, Math.round(facts.uptimeSeconds())),
+  }, 'heartbeat');
+}
+
+/**
+ * Sends a heartbeat on `mesh.node.<node>.heartbeat` at once (the controller hears the node is
+ * back without waiting a period) and then every `everyMs`, until stopped. Called for each new
+ * link and stopped when it ends, so heartbeats only ever go out on a working connection.
+ */
+export function startHeartbeats(connection: Pick<NatsConnection, 'publish'>, facts: HeartbeatFacts, everyMs: number = DEFAULT_HEARTBEAT_MS): Heartbeats {
+  let first = true;
+  const beat = (): void => {
+    try {
+      connection.publish(heartbeatSubject(facts.node), canonicalJson(buildHeartbeat(facts, first)));
+      first = false;
+    } catch {
+      // A connection closing under the publish: the link is about to say so and stop this.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,48 @@
+import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import type { AttemptInput } from '../../../machines/link.machine';
+import type { HostIdentity, HostPins } from '../../../schema/host-state';
+import { connectPinned } from '../../shared/bus/connect-pinned';
+import { nodeInboxPrefix } from '../../shared/bus/subjects';
+import { nkeySeedOf } from '../../shared/crypto/nkey';
+import { deadLinkPings } from './dead-link-pings';
+
+/** Who connects, where, and how soon a silent connection counts as dead. */
+export interface PinnedAttemptOptions {
+  identity: HostIdentity;
+  pins: HostPins;
+  /** A connection whose pings go unanswered this long is closed (see deadLinkPings). */
+  deadLinkMs: number;
+}
+
+/**
+ * One attempt to link, for the link machine's `attempt`: the broker's certificate is probed and
+ * compared with the pin before anything is sent, then the node connects as its own nkey user
+ * with its own inbox prefix. The client's reconnection is off — the link machine decides when
+ * to try again — and its pings are set so a dead connection is found within `deadLinkMs`.
+ *
+ * Aborting `signal` calls off the probe at once; a connection that the NATS handshake completes
+ * after that is closed as soon as it exists, and so is one made just before the machine let go.
+ */
+export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInput, signal: AbortSignal) => Promise<NatsConnection> {
+  const { identity, pins } = options;
+  return async (input, signal) => {
+    const connection = await connectPinned(pins.broker_url, pins.broker_fingerprint, {
+      authenticator: nkeyAuthenticator(nkeySeedOf(identity.secret_key)),
+      inboxPrefix: nodeInboxPrefix(identity.node),
+      name: `nox-mesh-host ${identity.node}`,
+      reconnect: false,
+      ignoreClusterUpdates: true,
+      timeout: input.timeoutMs,
+      ...deadLinkPings(options.deadLinkMs),
+    }, { signal });
+    // The link machine drops the result of an attempt it has stopped: the connection is
+    // closed here, whether the stop came during the handshake or just after it.
+    const abandon = (): void => { void connection.close().catch(() => undefined); };
+    if (signal.aborted) {
+      abandon();
+      throw new Error('the attempt was called off');
+    }
+    signal.addEventListener('abort', abandon, { once: true });
+    return connection;
+  };
+}
