@@ -158,6 +158,8 @@ describe.each(['pglite', 'postgres'] as const)('enrolment end to end, the contro
     });
     expect((await stateOf('a')).identity).toBeNull();
     expect((await rig.owned('a')).resources).toEqual([]);
+    // The node's own overlay key goes with its identity.
+    await expect(fs.stat(path.join(rig.hostStateDir('a'), 'wireguard.key'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(host.running).toBe(true);
 
     await nodesUntil('node a released', (nodes) => nodes.find((node) => node.name === 'a')?.lifecycle_state === 'released');

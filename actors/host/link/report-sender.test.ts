@@ -11,8 +11,13 @@ import { ReportSender } from './report-sender';
 // A connection that records what was published, in place of the broker.
 class RecordingConnection {
   readonly published: Array<{ subject: string; report: Report }> = [];
+  /** Whether the broker acknowledges a flush: false is a connection gone silent. */
+  answers = true;
   publish(subject: string, data?: string | Uint8Array): void {
     this.published.push({ subject, report: JSON.parse(String(data)) as Report });
+  }
+  flush(): Promise<void> {
+    return this.answers ? Promise.resolve() : new Promise(() => undefined);
   }
 }
 
@@ -39,6 +44,18 @@ describe('sending reports', () => {
     expect(connection.published.map((p) => p.report.report_sequence)).toEqual([8, 9]);
     expect(connection.published[1]?.report.refused).toEqual({ reason: 'foreign_key', detail: 'signed by another key' });
     expect((await store.load()).state.report_sequence).toBe(9);
+  });
+
+  test('a confirmed send says false, and owes the report, when the broker does not acknowledge it (a silent link)', async () => {
+    const state = new StateHandle(store, emptyHostState());
+    const connection = new RecordingConnection();
+    const sender = new ReportSender({ node: 'alpha', state, clock: new LinkClock(null), connection: () => connection, now });
+
+    expect(await sender.send({ results: [], held: null }, { confirm: true })).toBe(true);
+    expect(sender.takeOwed()).toBe(false);
+    connection.answers = false;
+    expect(await sender.send({ results: [], held: null }, { confirm: true, confirmMs: 50 })).toBe(false);
+    expect(sender.takeOwed()).toBe(true);
   });
 
   test('with no connection nothing is counted or sent, and the report is owed once', async () => {

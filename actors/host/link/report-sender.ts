@@ -23,7 +23,7 @@ export interface ReportSenderDeps {
   state: StateHandle;
   clock: LinkClock;
   /** The connection, when there is one (only its publish is used). */
-  connection(): Pick<NatsConnection, 'publish'> | null;
+  connection(): Pick<NatsConnection, 'publish' | 'flush'> | null;
   now(): Date;
 }
 
@@ -39,8 +39,13 @@ export class ReportSender {
 
   constructor(private readonly deps: ReportSenderDeps) {}
 
-  /** Sends one report; false when there was no connection to send it on. */
-  async send(subject: ReportSubject): Promise<boolean> {
+  /**
+   * Sends one report; false when there was no connection to send it on. With `confirm`, also
+   * waits (at most `confirmMs`) for the broker to acknowledge it has the report — a publish on
+   * a connection that went silent is otherwise indistinguishable from one that arrived, and a
+   * release must not drop the identity on a report nobody received.
+   */
+  async send(subject: ReportSubject, options: { confirm?: boolean; confirmMs?: number } = {}): Promise<boolean> {
     const connection = this.deps.connection();
     if (connection === null) {
       this.owed = true;
@@ -59,7 +64,13 @@ export class ReportSender {
       now,
     });
     connection.publish(reportSubject(this.deps.node), canonicalJson(report));
-    return true;
+    if (options.confirm !== true) return true;
+    const confirmed = await Promise.race([
+      connection.flush().then(() => true, () => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), options.confirmMs ?? 5000).unref()),
+    ]);
+    if (!confirmed) this.owed = true;
+    return confirmed;
   }
 
   /** True once after a report could not be sent; the caller makes up for it. */

@@ -1,9 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { createActor } from 'xstate';
 import type { LastDeclaration } from '../../../schema/host-state';
 import type { HostKind } from '../../../schema/resource';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import type { HostContext } from '../host-context';
+import { WIREGUARD_KEY_FILE } from '../enrolment/wireguard-key';
 import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
 import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
@@ -87,6 +90,8 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
     released = true;
     await intake?.stop();
     await host.state.update(releasedState);
+    // The overlay's private key was this node's alone: nothing of a released node outlives it.
+    await fs.rm(path.join(host.settings.stateDir, WIREGUARD_KEY_FILE), { force: true });
     log.say(`released: the final declaration was applied and reported; node ${node}'s identity is dropped and this machine is hosted again`);
     markReleased();
   };
@@ -122,7 +127,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
       log.say(`pass (${report.reasons.join(', ')}): ${describeCounts(report)}`);
       void work.add(async () => {
         if (released) return;
-        await reports.send({ results: report.results, held: about.held });
+        const delivered = await reports.send({ results: report.results, held: about.held }, { confirm: about.final });
         // The pass installed a new version of the host, and it ran: reported, the host stops by
         // finishing, and the launcher starts the new binary (seed 000, "The restart").
         const installed = about.final || restart ? undefined : await readRestartDue(host.settings.stateDir);
@@ -136,7 +141,10 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
         // Released only once nothing the host made is left: a node that dropped its identity
         // with a removal failed could never be asked again. Until then every pass tries again.
         const left = report.results.filter((result) => result.outcome === 'failed').map((result) => result.key);
-        if (left.length === 0) await release();
+        // And only once the controller has the report that says so: a host that dropped its
+        // identity on a report lost with its link would leave the controller waiting for ever.
+        if (left.length === 0 && !delivered) log.say(`the final declaration is applied, but its report did not reach the broker; node ${node} stays enrolled and reports again when linked`);
+        else if (left.length === 0) await release();
         else log.say(`the final declaration left resources behind (${left.join(', ')}); node ${node} stays enrolled and tries again at its next pass`);
       });
     },
