@@ -154,7 +154,10 @@ describe('the pinned link through a network that freezes', () => {
       const frozenAt = performance.now();
       await until(() => listener.unlinks === 1, 'the dead link to be noticed');
       const noticedAfter = performance.now() - frozenAt;
-      expect(noticedAfter).toBeLessThanOrEqual(1_500 + 100);
+      // Noticed by the pings the dead-link time sets, not by chance: well before the broker's
+      // own two-minute timeout. The exact figure is measured in bench/link, not here: a loaded
+      // machine delays timers, so the bound leaves room for that.
+      expect(noticedAfter).toBeLessThanOrEqual(2 * 1_500);
       expect(listener.notes).toContain('the connection to the broker closed: the broker stopped answering pings; connecting again');
       await until(() => listener.links.length === 2, 'a new link');
       expect(listener.links[1]?.again).toBe(true);
