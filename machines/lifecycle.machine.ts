@@ -1,4 +1,5 @@
-import { and, assertEvent, assign, fromPromise, setup } from 'xstate';
+import { assertEvent, assign, fromPromise, setup } from 'xstate';
+import { DRIFT_INTERVAL_MS } from './reconcile.machine';
 
 /**
  * The name a node is known by once enrolled. The keys behind it stay in the host's store and
@@ -10,7 +11,7 @@ export interface LifecycleIdentity {
 
 /**
  * Why an enrolment was refused or a release did not finish, kept so the person who asked can
- * be told (`TokenExpired`, `FingerprintMismatch`, `PackageDatabaseLocked`, …).
+ * be told (`TokenNotAccepted`, `FingerprintMismatch`, `ApplyFailed`, …).
  */
 export interface LifecycleSetback {
   /** The condition's name: the OperatorError subclass that the actor threw. */
@@ -29,17 +30,17 @@ export interface LifecycleContext {
   enrolRefusal: LifecycleSetback | null;
   /** The last release failure; cleared when the next final declaration arrives. */
   releaseFailure: LifecycleSetback | null;
-  /** Release attempts made for the final declaration being applied. */
+  /** Release attempts made for the final declaration the host holds. */
   releaseAttempts: number;
-  /** How many attempts a retryable release failure gets before the node reports it and waits. */
-  maxReleaseAttempts: number;
+  /**
+   * The host holds a final declaration in its store: a release is under way, through failed
+   * attempts and lost links, until the host has reported and dropped its identity.
+   */
+  finalDeclarationHeld: boolean;
 }
 
-/** Input to the lifecycle machine. */
-export interface LifecycleInput {
-  /** Attempts a retryable release failure gets (default 3). */
-  maxReleaseAttempts?: number;
-}
+/** Input to the lifecycle machine: nothing yet; the retry wait is a provided delay. */
+export type LifecycleInput = Record<string, never>;
 
 /**
  * Events the lifecycle accepts. `operator.*` is what a person did; the rest are facts reported
@@ -53,9 +54,9 @@ export type LifecycleEvent =
   | { type: 'operator.install' }
   /** `nox-mesh-host enrol --token <token>`. The token is passed to the enrol actor, never kept. */
   | { type: 'operator.enrol'; token: string }
-  /** The link machine lost the broker. */
+  /** The link lost the broker. */
   | { type: 'link.lost' }
-  /** The link machine reached the broker again. */
+  /** The link reached the broker again. */
   | { type: 'link.restored' }
   /** A verified declaration of kind `final` arrived: the controller released this node. */
   | { type: 'declaration.final' };
@@ -70,10 +71,11 @@ export interface ReleaseInput {
   node: string;
 }
 
-/** How long a retryable release failure waits before the next attempt, unless provided. */
-export const DEFAULT_RELEASE_RETRY_DELAY_MS = 30_000;
-
-const DEFAULT_MAX_RELEASE_ATTEMPTS = 3;
+/**
+ * How long a failed release waits before the next attempt, unless provided: the host tries again
+ * at its next reconcile pass, which the drift timer brings at the latest.
+ */
+export const DEFAULT_RELEASE_RETRY_DELAY_MS = DRIFT_INTERVAL_MS;
 
 /**
  * How a Linux machine becomes a node, stays one, and stops being one (the node lifecycle):
@@ -91,7 +93,13 @@ const DEFAULT_MAX_RELEASE_ATTEMPTS = 3;
  * (and may provide `delays.releaseRetryDelay`). A host that restarts does not walk the path
  * again: it resumes from its store with
  * `createActor(machine, { input, snapshot: machine.resolveState({ value: 'disconnected', context }) })`
- * when the store holds an identity (it has no link yet), and from `hosted` otherwise.
+ * when the store holds an identity (it has no link yet; `finalDeclarationHeld` says whether the
+ * declaration it holds is a final one), and from `hosted` otherwise.
+ *
+ * A release is not given up: what the host made stays its own until it is removed, so a failed
+ * removal is tried again at every later pass, however it failed, and reported each time for a
+ * person to look at. Losing the link does not end a release either: the final declaration is
+ * in the store, and the release finishes once the link is back to carry its report.
  *
  * A node that is gone for good (stolen, dead) is never released here: a final declaration
  * arrives only over the link, so such a node is revoked at the controller, the broker and the
@@ -115,8 +123,7 @@ export const lifecycleMachine = setup({
     releaseRetryDelay: DEFAULT_RELEASE_RETRY_DELAY_MS,
   },
   guards: {
-    isRetryable: ({ event }) => 'error' in event && setbackFrom(event.error).retryable,
-    hasAttemptsLeft: ({ context }) => context.releaseAttempts < context.maxReleaseAttempts,
+    holdsFinalDeclaration: ({ context }) => context.finalDeclarationHeld,
   },
   actions: {
     forgetEnrolRefusal: assign({ enrolRefusal: null }),
@@ -126,25 +133,24 @@ export const lifecycleMachine = setup({
     adoptIdentity: assign({
       identity: ({ event }) => ('output' in event ? (event.output as LifecycleIdentity) : null),
     }),
-    startRelease: assign({ releaseFailure: null, releaseAttempts: 0 }),
+    startRelease: assign({ releaseFailure: null, releaseAttempts: 0, finalDeclarationHeld: true }),
     countReleaseAttempt: assign({ releaseAttempts: ({ context }) => context.releaseAttempts + 1 }),
     recordReleaseFailure: assign({
       releaseFailure: ({ event }) => setbackFrom('error' in event ? event.error : undefined),
     }),
-    endRelease: assign({ releaseAttempts: 0 }),
-    dropIdentity: assign({ identity: null, releaseFailure: null, releaseAttempts: 0 }),
+    dropIdentity: assign({ identity: null, releaseFailure: null, releaseAttempts: 0, finalDeclarationHeld: false }),
   },
 }).createMachine({
   id: 'lifecycle',
   description: 'How a Linux machine becomes a node, stays one, and stops being one.',
   initial: 'unmanaged',
-  context: ({ input }) => ({
+  context: {
     identity: null,
     enrolRefusal: null,
     releaseFailure: null,
     releaseAttempts: 0,
-    maxReleaseAttempts: input.maxReleaseAttempts ?? DEFAULT_MAX_RELEASE_ATTEMPTS,
-  }),
+    finalDeclarationHeld: false,
+  },
   states: {
     unmanaged: {
       description: 'Has nothing of ours. Can nothing for the mesh: it is a Linux machine.',
@@ -178,9 +184,9 @@ export const lifecycleMachine = setup({
       description: 'Has identity, link and store. Can everything: this is a node.',
       initial: 'operating',
       on: {
-        // Losing the link also ends a release under way: its report needs the link, and the
-        // final declaration is delivered again when the link returns.
-        'link.lost': { target: 'disconnected', actions: 'endRelease' },
+        // A release under way stops here: its report needs the link. The final declaration
+        // stays in the store, so it is not lost with the link.
+        'link.lost': { target: 'disconnected' },
       },
       states: {
         operating: {
@@ -198,32 +204,28 @@ export const lifecycleMachine = setup({
             src: 'release',
             input: ({ context }) => ({ node: context.identity?.node ?? '' }),
             onDone: { target: '#lifecycle.hosted', actions: 'dropIdentity' },
-            onError: [
-              {
-                guard: and(['isRetryable', 'hasAttemptsLeft']),
-                target: 'retrying',
-                actions: 'recordReleaseFailure',
-              },
-              { target: 'operating', actions: ['recordReleaseFailure', 'endRelease'] },
-            ],
+            // Whatever failed is reported, and tried again: a locked package database passes by
+            // itself, and a removal the machine refused passes once a person has looked.
+            onError: { target: 'retrying', actions: 'recordReleaseFailure' },
           },
         },
-        // A locked package database passes by itself; a removal the machine refuses does not,
-        // and is reported instead so a person can look.
         retrying: {
-          description: 'A release stopped on something that may pass by itself (a locked package database). Tries again after a wait.',
+          description: 'A release left something behind, and reported what. Keeps its identity, so it can still be asked, and tries again at its next pass.',
           after: {
             releaseRetryDelay: { target: 'releasing' },
           },
         },
       },
     },
-    // Not a failure, not degraded: a situation. It cannot receive declarations, so it cannot be
-    // released from here.
+    // Not a failure, not degraded: a situation. It cannot receive declarations, so a release
+    // cannot start here; one already under way goes on once the link is back.
     disconnected: {
       description: 'Has identity and store, no link: the same node, away. Can hold its machine in the last state it was told, reconciling against its store.',
       on: {
-        'link.restored': { target: 'enrolled' },
+        'link.restored': [
+          { guard: 'holdsFinalDeclaration', target: 'enrolled.releasing' },
+          { target: 'enrolled' },
+        ],
       },
     },
   },

@@ -19,3 +19,7 @@ export * from './local-declaration';
 export * from './enrolment';
 export * from './control';
 export * from './controller-config';
+export * from './lease-holder';
+export * from './control-call';
+export * from './controller-status';
+export * from './module';

@@ -14,6 +14,14 @@ export interface BrokerUsers {
   removeEnrolment(tokenId: string): Promise<void>;
 }
 
+/** The gate of the lease as the parts see it (actors/controller/lease/lease-gate.ts). */
+export interface ActingGate {
+  /** True while this controller may act. */
+  isActing(): boolean;
+  /** Throws NotActing, saying why, unless this controller may act; `what` completes "it did not …". */
+  assertActing(what: string): void;
+}
+
 /**
  * What every part of the serving controller is given: its configuration, the store, the bus,
  * its signing key, the broker's user list, the epoch it acts under, and its clock. Built once
@@ -31,9 +39,17 @@ export interface ControllerContext {
   broker: BrokerUsers;
   /**
    * The epoch declarations are sent under (fencing: a host refuses a lower one than it has
-   * seen). Read each time: the lease may move it.
+   * seen): the revision the lease was taken at. Read each time: the lease may move it. Throws
+   * NotActing before this controller first held the lease.
    */
   epoch(): number;
+  /**
+   * The lease's gate, which every send of a declaration and every plan write passes: open only
+   * while this controller holds the lease and is short of its deadline (see LeaseGate). Absent
+   * only in a context a test builds by hand to drive one part, which then acts as if it held
+   * the lease; `mesh-control serve` always sets it.
+   */
+  lease?: ActingGate;
   now(): Date;
   /** One line for the operator's log (never key material or token secrets). */
   log(line: string): void;

@@ -43,8 +43,9 @@ describe('state chart as DOT', () => {
   });
 
   test('labels guards, delays, invoke outcomes and actions on the edges', () => {
-    expect(dot).toMatch(/"lifecycle\.enrolled\.releasing" -> "lifecycle\.enrolled\.retrying" \[label=<release\.error<br\/><font color="#2b6cb0">\[isRetryable and hasAttemptsLeft\]<\/font>/);
-    expect(dot).toMatch(/"lifecycle\.enrolled\.retrying" -> "lifecycle\.enrolled\.releasing" \[label=<after releaseRetryDelay \(30 s\)>, style=dashed\]/);
+    expect(dot).toMatch(/"lifecycle\.disconnected" -> "lifecycle\.enrolled\.releasing" \[label=<link\.restored<br\/><font color="#2b6cb0">\[holdsFinalDeclaration\]<\/font>/);
+    expect(dot).toMatch(/"lifecycle\.enrolled\.releasing" -> "lifecycle\.enrolled\.retrying" \[label=<release\.error<br\/>.*recordReleaseFailure/);
+    expect(dot).toMatch(/"lifecycle\.enrolled\.retrying" -> "lifecycle\.enrolled\.releasing" \[label=<after releaseRetryDelay \(10 min\)>, style=dashed\]/);
     expect(dot).toMatch(/"lifecycle\.enrolling" -> "lifecycle\.enrolled\.__start" \[label=<enrol\.done<br\/>.*adoptIdentity.*lhead="cluster_lifecycle\.enrolled"/);
   });
 

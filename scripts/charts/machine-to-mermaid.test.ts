@@ -15,8 +15,9 @@ describe('state chart as Mermaid', () => {
   test('nests compound states with their own start, and writes inner transitions inside them', () => {
     const block = mermaid.slice(mermaid.indexOf('  state enrolled {'), mermaid.indexOf('\n  }\n'));
     expect(block).toContain('[*] --> enrolled__operating');
-    expect(block).toContain('enrolled__releasing --> enrolled__retrying : release.error [isRetryable and hasAttemptsLeft] / recordReleaseFailure');
-    expect(block).toContain('enrolled__retrying --> enrolled__releasing : after releaseRetryDelay (30 s)');
+    expect(block).toContain('enrolled__releasing --> enrolled__retrying : release.error / recordReleaseFailure');
+    expect(block).toContain('enrolled__retrying --> enrolled__releasing : after releaseRetryDelay (10 min)');
+    expect(mermaid).toContain('disconnected --> enrolled__releasing : link.restored [holdsFinalDeclaration]');
     expect(mermaid).toMatch(/^ {2}enrolled --> disconnected : link\.lost/m);
   });
 

@@ -1,24 +1,28 @@
 import { Builtins, Cli } from 'clipanion';
 import { runningVersion } from '../../shared/version';
-import { notBuiltCommand } from '../../shared/cli/not-built';
+import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
+import { CallsCommand } from './calls.command';
 import { InitCommand } from './init.command';
+import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
 import { NodeReleaseCommand } from './node-release.command';
 import { NodesCommand } from './nodes.command';
+import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
+import { PushCommand } from './push.command';
 import { ServeCommand } from './serve.command';
+import { StatusCommand } from './status.command';
 import { TokenIssueCommand } from './token-issue.command';
+import { TreeCommand } from './tree.command';
+import { UnassignCommand } from './unassign.command';
 
 /** The `mesh-control` command line: the controller's verbs. */
 export function controlCli(): Cli {
   const cli = new Cli({ binaryLabel: 'Novox Mesh controller', binaryName: 'mesh-control', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeDeclareCommand]) cli.register(command);
-  const controller = 'the controller (issue "The controller as a supervised actor system")';
-  for (const verb of ['status', 'tree', 'calls']) cli.register(notBuiltCommand([verb], controller));
-  const plans = 'modules and plans (issue "Modules, assignment and staged rollout plans")';
-  for (const verb of [['module', 'add'], ['assign'], ['unassign'], ['plans'], ['push']]) cli.register(notBuiltCommand(verb, plans));
+  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeDeclareCommand, StatusCommand, TreeCommand, CallsCommand]) cli.register(command);
+  for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
   return cli;
 }
 

@@ -1,20 +1,18 @@
 import { Command } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
-import { OperatorError } from '../../shared/operator-error';
 import { serveController } from '../serve/serve-controller';
 import { waitForStopSignal } from '../serve/wait-for-stop-signal';
 import { ControllerCommand } from './controller-command';
-
-/** The controller's broker connection closed for good while it was serving. */
-export class ControllerConnectionLost extends OperatorError {}
 
 /** `mesh-control serve`: the controller, serving until stopped. */
 export class ServeCommand extends ControllerCommand {
   static override paths = [['serve']];
   static override usage = Command.Usage({
-    description: 'Run the controller: answer control calls and run its parts until stopped',
+    description: 'Run the controller: take the lease, answer control calls and run its parts until stopped',
     details: `
-      Opens the store, connects to the broker as the controller, and answers the CLI's verbs (token issue, nodes, …) over the broker. Logs one line per event to standard error. SIGTERM or SIGINT stops it cleanly (exit 0).
+      Opens the store, connects to the broker as the controller and tries for the lease (the KV bucket mesh-controller_lease). The holder acts: it answers the CLI's verbs (token issue, nodes, status, …) over the broker and sends declarations; any other serving controller stands by and takes over when the holder gives the lease back or it expires (15 s). Logs one line per event to standard error.
+
+      SIGTERM or SIGINT stops it cleanly, giving the lease back (exit 0). It exits non-zero when one of its parts keeps failing (naming it and its last error) or when it lost the lease, for its service manager to start it again.
 
       The broker must be running first: \`mesh-control broker --dir DIR\`.
     `,
@@ -31,17 +29,10 @@ export class ServeCommand extends ControllerCommand {
       stopping.abort();
       throw error;
     }
-    const ended = await Promise.race([
-      stopSignal.then((signal) => ({ signal })),
-      serving.ctx.nc.closed().then((error) => ({ closed: error ?? undefined })),
-    ]);
+    const outcome = await Promise.race([stopSignal.then((signal) => ({ signal })), serving.ended.then((error) => ({ error }))]);
     stopping.abort();
+    if ('error' in outcome) throw outcome.error;
     await serving.stop();
-    if ('signal' in ended) return { text: '', json: { stopped: true, signal: ended.signal } };
-    throw new ControllerConnectionLost('the controller\'s connection to the broker closed and will not come back', {
-      ...(ended.closed === undefined ? {} : { value: ended.closed.message }),
-      next: 'check the broker is running (mesh-control broker) and still lets the controller in, then start the controller again',
-      cause: ended.closed,
-    });
+    return { text: '', json: { stopped: true, signal: outcome.signal } };
   }
 }

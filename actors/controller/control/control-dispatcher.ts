@@ -3,15 +3,35 @@ import { ControlReply, ControlRequest } from '../../../schema/control';
 import { CONTROL_SUBJECTS, controlSubject } from '../../shared/bus/subjects';
 import { isOperatorError } from '../../shared/operator-error';
 import type { ControllerContext } from '../controller-context';
+import type { CallHandle, CallOutcome, CallRecorder } from './call-recorder';
 import { ControlRequestMalformed, ControllerFault } from './control-errors';
 import type { VerbRegistry } from './verb-registry';
 
 /** The queue group control calls are taken in: with several controllers serving, one answers each call. */
 export const CONTROL_QUEUE = 'mesh-control';
 
-/** A dispatcher answering control calls; stop() stops taking calls and waits for those under way. */
+/** How long an acting verb may run before its caller is answered "running" with its call id. */
+export const ANSWER_WITHIN_MS = 10_000;
+
+/** A dispatcher answering control calls. */
 export interface ControlDispatcher {
+  /** Stops taking calls and waits for those under way (their records included). */
   stop(): Promise<void>;
+  /**
+   * Rejects if the subscription to control calls ends without stop() while the connection is
+   * still open (the broker dropped it); never settles otherwise.
+   */
+  readonly failed: Promise<never>;
+}
+
+/** What the dispatcher does beyond answering. */
+export interface ControlDispatcherOptions {
+  /** Keeps every call of an acting verb (not of a query); without it, calls are answered and not kept. */
+  calls?: CallRecorder;
+  /** How long an acting verb may run before its caller is answered "running" (ANSWER_WITHIN_MS). */
+  answerWithinMs?: number;
+  /** Told after each acting verb ended, however it ended (status composes again). */
+  onActed?(verb: string): void;
 }
 
 /**
@@ -21,9 +41,16 @@ export interface ControlDispatcher {
  * logged in full here and answered as ControllerFault, so the CLI never waits for an answer that
  * will not come. Calls run side by side; each is logged in one line (never its arguments, which
  * may name secrets in later verbs).
+ *
+ * A verb that acts (any registered verb not declared a query) gets a call id and is kept by
+ * `calls`: begun running, ended with what its caller was given (but never an answer that
+ * carries a secret, see VerbOptions.secretAnswer). Its caller is answered in full when it ends
+ * within `answerWithinMs`, and otherwise at that moment with `{ call: { id, state: "running",
+ * … } }`, the verb going on; `mesh-control calls ID` then says how it ended.
  */
-export function startControlDispatcher(ctx: ControllerContext, registry: VerbRegistry): ControlDispatcher {
+export function startControlDispatcher(ctx: ControllerContext, registry: VerbRegistry, options: ControlDispatcherOptions = {}): ControlDispatcher {
   const underWay = new Set<Promise<void>>();
+  let stopping = false;
   const subscription: Subscription = ctx.nc.subscribe(CONTROL_SUBJECTS, {
     queue: CONTROL_QUEUE,
     callback: (error, message) => {
@@ -31,48 +58,120 @@ export function startControlDispatcher(ctx: ControllerContext, registry: VerbReg
         ctx.log(`control: subscription error: ${error.message}`);
         return;
       }
-      const call = answer(ctx, registry, message).finally(() => underWay.delete(call));
+      const call = answer(ctx, registry, message, options).finally(() => underWay.delete(call));
       underWay.add(call);
     },
   });
+  // A subscription that ends because the whole connection closed is the connection's failure,
+  // for whoever watches it (the tree's bus child), not a failure of answering calls.
+  const failed = subscription.closed.then((error): Promise<never> => {
+    if (stopping || ctx.nc.isClosed()) return new Promise<never>(() => undefined);
+    throw new Error(`the subscription to control calls (${CONTROL_SUBJECTS}) ended${error instanceof Error ? `: ${error.message}` : ''}`);
+  });
+  failed.catch(() => undefined);
   return {
+    failed,
     stop: async () => {
+      stopping = true;
       if (!subscription.isClosed()) await subscription.drain().catch(() => undefined);
       await Promise.allSettled([...underWay]);
     },
   };
 }
 
-async function answer(ctx: ControllerContext, registry: VerbRegistry, message: Msg): Promise<void> {
+async function answer(ctx: ControllerContext, registry: VerbRegistry, message: Msg, options: ControlDispatcherOptions): Promise<void> {
   const started = performance.now();
   const verbOfSubject = message.subject.slice(controlSubject('').length);
   if (!message.reply) {
     ctx.log(`control: ${verbOfSubject}: a call without a reply subject, ignored`);
     return;
   }
-  let reply: ControlReply;
-  let outcome: string;
+  let request: ControlRequest;
   try {
-    const request = readRequest(message);
-    const answered = await registry.call(ctx, request.verb, request.args);
-    reply = { ok: true, result: answered.result, text: answered.text };
-    outcome = 'answered';
+    request = readRequest(message);
   } catch (error) {
-    if (isOperatorError(error)) {
-      reply = { ok: false, error: error.toJSON().error };
-      outcome = `refused (${error.name})`;
-    } else {
-      ctx.log(`control: ${verbOfSubject} failed: ${(error as Error)?.stack ?? String(error)}`);
-      reply = { ok: false, error: new ControllerFault(verbOfSubject, (error as Error)?.message ?? String(error)).toJSON().error };
-      outcome = 'failed';
-    }
+    respond(ctx, message, verbOfSubject, replyOf(ctx, verbOfSubject, error).reply);
+    ctx.log(`control: ${verbOfSubject} refused (ControlRequestMalformed) in ${Math.round(performance.now() - started)} ms`);
+    return;
   }
-  ctx.log(`control: ${verbOfSubject} ${outcome} in ${Math.round(performance.now() - started)} ms`);
+  const acting = registry.has(request.verb) && !registry.isQuery(request.verb);
+  const call: CallHandle | undefined = acting ? await options.calls?.begin(request.verb, Object.keys(request.args), callerOf(message.reply)) : undefined;
+  const callNote = call === undefined ? '' : ` (call ${call.id})`;
+
+  const work = registry.call(ctx, request.verb, request.args).then(
+    (answered): { reply: ControlReply; outcome: string; recorded: CallOutcome } => ({
+      reply: { ok: true, result: answered.result, text: answered.text },
+      outcome: 'answered',
+      recorded: { state: 'answered', answer: answered },
+    }),
+    (error: unknown) => {
+      const { reply, outcome, state } = replyOf(ctx, verbOfSubject, error);
+      return { reply, outcome, recorded: { state, error: (reply as Extract<ControlReply, { ok: false }>).error } };
+    },
+  );
+  const secret = registry.hasSecretAnswer(request.verb);
+  const finish = work.then(async (done) => {
+    ctx.log(`control: ${verbOfSubject}${callNote} ${done.outcome} in ${Math.round(performance.now() - started)} ms`);
+    await call?.end(secret && done.recorded.state === 'answered' ? { state: 'answered', answer: SECRET_NOT_KEPT } : done.recorded);
+    if (acting) options.onActed?.(request.verb);
+    return done;
+  });
+  // A secret answer can be read nowhere else, so its caller always waits for it.
+  if (!acting || call === undefined || secret) {
+    respond(ctx, message, verbOfSubject, (await finish).reply);
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), options.answerWithinMs ?? ANSWER_WITHIN_MS);
+  });
+  const first = await Promise.race([work, late]);
+  clearTimeout(timer);
+  if (first === 'late') {
+    ctx.log(`control: ${verbOfSubject}${callNote} still running; its caller was given the call id`);
+    respond(ctx, message, verbOfSubject, runningReply(request.verb, call.id, started));
+    await finish;
+    return;
+  }
+  respond(ctx, message, verbOfSubject, first.reply);
+  await finish;
+}
+
+/** What a kept call holds instead of an answer that carried a secret. */
+const SECRET_NOT_KEPT = {
+  result: null,
+  text: 'the answer carried a secret (such as a one-time token) and went to the caller only; it is not kept',
+};
+
+/** The answer to a caller whose acting verb is still running: its call id, and where to look. */
+function runningReply(verb: string, id: string, started: number): ControlReply {
+  const seconds = Math.round((performance.now() - started) / 1000);
+  return {
+    ok: true,
+    result: { call: { id, verb, state: 'running' } },
+    text: `\`${verb}\` is still running after ${seconds} s; it goes on as call ${id}.\nSee how it ends with: mesh-control calls ${id}`,
+  };
+}
+
+function replyOf(ctx: ControllerContext, verb: string, error: unknown): { reply: ControlReply; outcome: string; state: 'refused' | 'failed' } {
+  if (isOperatorError(error)) return { reply: { ok: false, error: error.toJSON().error }, outcome: `refused (${error.name})`, state: 'refused' };
+  ctx.log(`control: ${verb} failed: ${(error as Error)?.stack ?? String(error)}`);
+  return { reply: { ok: false, error: new ControllerFault(verb, (error as Error)?.message ?? String(error)).toJSON().error }, outcome: 'failed', state: 'failed' };
+}
+
+function respond(ctx: ControllerContext, message: Msg, verb: string, reply: ControlReply): void {
   try {
     message.respond(JSON.stringify(reply));
   } catch (error) {
-    ctx.log(`control: ${verbOfSubject}: the answer could not be sent: ${(error as Error).message}`);
+    ctx.log(`control: ${verb}: the answer could not be sent: ${(error as Error).message}`);
   }
+}
+
+/** Who called, from the inbox its answer goes to: `_INBOX_operator.…` is the operator's CLI. */
+export function callerOf(reply: string): string {
+  const prefix = reply.split('.')[0] ?? reply;
+  if (prefix === '_INBOX') return 'controller';
+  return prefix.startsWith('_INBOX_') ? prefix.slice('_INBOX_'.length) : prefix;
 }
 
 function readRequest(message: Msg): ControlRequest {

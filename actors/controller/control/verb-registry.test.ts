@@ -72,3 +72,44 @@ describe('VerbRegistry', () => {
     expect(verbs.verbs()).toEqual(['token.issue']);
   });
 });
+
+describe('VerbRegistry.scoped', () => {
+  const answer = (text: string) => async () => ({ result: null, text });
+
+  test('lets a restarted part register its verbs again, the last handler answering', async () => {
+    const verbs = new VerbRegistry();
+    verbs.scoped('reports').register('reports.list', z.strictObject({}), answer('first'));
+    verbs.scoped('reports').register('reports.list', z.strictObject({}), answer('second'));
+    expect(await verbs.call(ctx, 'reports.list', {})).toEqual({ result: null, text: 'second' });
+    expect(verbs.verbs()).toEqual(['reports.list']);
+  });
+
+  test('still refuses a verb registered twice by two parts, or by a part and the registry itself', () => {
+    const verbs = new VerbRegistry();
+    verbs.scoped('reports').register('reports.list', z.strictObject({}), answer('reports'));
+    expect(() => verbs.scoped('status').register('reports.list', z.strictObject({}), answer('status'))).toThrow(/twice/);
+    expect(() => verbs.register('reports.list', z.strictObject({}), answer('root'))).toThrow(/twice/);
+    verbs.register('node.release', z.strictObject({}), answer('root'));
+    expect(() => verbs.scoped('declarations').register('node.release', z.strictObject({}), answer('part'))).toThrow(/twice/);
+  });
+
+  test('says which verbs only read: declared so, or named as queries of the part that registers them', () => {
+    const verbs = new VerbRegistry();
+    verbs.register('status', z.strictObject({}), answer('status'), { query: true });
+    verbs.scoped('nodes', { queries: ['nodes.list'] }).register('nodes.list', z.strictObject({}), answer('nodes'));
+    verbs.scoped('nodes', { queries: ['nodes.list'] }).register('node.release', z.strictObject({}), answer('release'));
+    expect(['status', 'nodes.list', 'node.release', 'unknown'].map((verb) => verbs.isQuery(verb))).toEqual([true, true, false, false]);
+    expect(verbs.has('node.release')).toBe(true);
+    expect(verbs.hasSecretAnswer('node.release')).toBe(false);
+    expect(verbs.has('unknown')).toBe(false);
+  });
+});
+
+test('says which verbs answer with a secret: declared so, or named by the part that registers them', () => {
+  const verbs = new VerbRegistry();
+  const handler = async () => ({ result: null, text: '' });
+  verbs.register('secret.make', z.strictObject({}), handler, { secretAnswer: true });
+  verbs.scoped('enrolment', { secretAnswers: ['token.issue'] }).register('token.issue', z.strictObject({}), handler);
+  verbs.scoped('enrolment', { secretAnswers: ['token.issue'] }).register('token.list', z.strictObject({}), handler);
+  expect(['secret.make', 'token.issue', 'token.list'].map((verb) => verbs.hasSecretAnswer(verb))).toEqual([true, true, false]);
+});

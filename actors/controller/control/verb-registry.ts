@@ -15,6 +15,35 @@ export type VerbHandler<A> = (ctx: ControllerContext, args: A) => Promise<VerbAn
 interface RegisteredVerb {
   args: z.ZodObject;
   handler: VerbHandler<never>;
+  query: boolean;
+  secretAnswer: boolean;
+  /** The part that registered it, when registered through a scoped view (see `scoped`). */
+  owner: string | undefined;
+}
+
+// Not exported: only `scoped` can make a registry that shares another's verbs.
+class ScopedView {
+  constructor(
+    readonly verbs: Map<string, RegisteredVerb>,
+    readonly owner: string,
+    readonly queries: ReadonlySet<string>,
+    readonly secretAnswers: ReadonlySet<string>,
+  ) {}
+}
+
+/** How a verb is registered. */
+export interface VerbOptions {
+  /**
+   * True for a verb that only reads (`status`, `nodes.list`): it is answered at once and not
+   * kept as a call. Every other verb acts, and each call of it gets a call id and is kept.
+   */
+  query?: boolean;
+  /**
+   * True for a verb whose answer carries a secret (`token.issue`: the one-time token). Its call
+   * is kept without the answer, and its caller always waits for the answer itself, since it can
+   * be read nowhere else.
+   */
+  secretAnswer?: boolean;
 }
 
 /**
@@ -24,16 +53,60 @@ interface RegisteredVerb {
  * value is refused naming the argument (ArgumentInvalid). Nothing runs unless all arguments pass.
  */
 export class VerbRegistry {
-  readonly #verbs = new Map<string, RegisteredVerb>();
+  readonly #verbs: Map<string, RegisteredVerb>;
+  readonly #owner: string | undefined;
+  readonly #queries: ReadonlySet<string>;
+  readonly #secretAnswers: ReadonlySet<string>;
+
+  /** An empty registry. (`view` is how `scoped` makes a view of another one; it cannot be made elsewhere.) */
+  constructor(view?: ScopedView) {
+    this.#verbs = view?.verbs ?? new Map();
+    this.#owner = view?.owner;
+    this.#queries = view?.queries ?? new Set();
+    this.#secretAnswers = view?.secretAnswers ?? new Set();
+  }
+
+  /**
+   * A view of this registry for one part of the supervision tree (`owner`): verbs registered
+   * through it land here, and registering again a verb the same owner registered before
+   * replaces it instead of throwing, since a part that is restarted registers its verbs again.
+   * `queries` and `secretAnswers` name verbs of the part that only read, or whose answer carries
+   * a secret, for parts that register them without saying so (see VerbOptions).
+   */
+  scoped(owner: string, options: { queries?: readonly string[]; secretAnswers?: readonly string[] } = {}): VerbRegistry {
+    return new VerbRegistry(new ScopedView(this.#verbs, owner, new Set(options.queries ?? []), new Set(options.secretAnswers ?? [])));
+  }
 
   /**
    * Adds a verb. Names are dotted lowercase words (`token.issue`, `node.release`); registering
-   * one twice is a wiring fault and throws.
+   * one twice is a wiring fault and throws (except again by the same owner, see `scoped`).
    */
-  register<S extends z.ZodObject>(verb: string, args: S, handler: VerbHandler<z.output<S>>): void {
+  register<S extends z.ZodObject>(verb: string, args: S, handler: VerbHandler<z.output<S>>, options: VerbOptions = {}): void {
     if (!ControlRequest.shape.verb.safeParse(verb).success) throw new TypeError(`a verb is dotted lowercase words like "token.issue", got ${JSON.stringify(verb)}`);
-    if (this.#verbs.has(verb)) throw new TypeError(`the verb ${verb} is registered twice`);
-    this.#verbs.set(verb, { args, handler: handler as VerbHandler<never> });
+    const existing = this.#verbs.get(verb);
+    if (existing !== undefined && (this.#owner === undefined || existing.owner !== this.#owner)) throw new TypeError(`the verb ${verb} is registered twice`);
+    this.#verbs.set(verb, {
+      args,
+      handler: handler as VerbHandler<never>,
+      query: options.query === true || this.#queries.has(verb),
+      secretAnswer: options.secretAnswer === true || this.#secretAnswers.has(verb),
+      owner: this.#owner,
+    });
+  }
+
+  /** True for a registered verb that only reads (see VerbOptions.query). */
+  isQuery(verb: string): boolean {
+    return this.#verbs.get(verb)?.query === true;
+  }
+
+  /** True for a registered verb whose answer carries a secret (see VerbOptions.secretAnswer). */
+  hasSecretAnswer(verb: string): boolean {
+    return this.#verbs.get(verb)?.secretAnswer === true;
+  }
+
+  /** True when the verb is registered. */
+  has(verb: string): boolean {
+    return this.#verbs.has(verb);
   }
 
   /** The registered verbs, sorted. */

@@ -1,10 +1,12 @@
 import type { ControllerContext } from '../controller-context';
 import { nodeState, overlayOf, type ComposedDeclaration } from './compose-overlay';
+import { moduleResourcesOf } from '../modules/compose-with-modules';
 import { overlayResources } from './overlay-resources';
 
 /**
- * Everything `node` should hold: the overlay's resources, then what was declared for it
- * (`mesh-control node declare`). When the node re-enrolled into a record that had a copy of
+ * Everything `node` should hold: the overlay's resources, what was declared for it
+ * (`mesh-control node declare`), then its modules at the revisions its assignments pin (a
+ * module moves to a newer revision only through a plan or a push). When the node re-enrolled into a record that had a copy of
  * what it owned, that copy rides along as `previously_owned`, so a machine that lost its store
  * can still remove what is no longer declared.
  */
@@ -13,7 +15,11 @@ export async function composeFull(ctx: Pick<ControllerContext, 'store' | 'config
   const overlay = await overlayOf(ctx, state);
   return {
     kind: 'full',
-    resources: [...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile?.init), ...state.declared_resources],
+    resources: [
+      ...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile?.init),
+      ...state.declared_resources,
+      ...(await moduleResourcesOf(ctx.store, node)).resources,
+    ],
     overlay,
     ...(state.previously_owned === null ? {} : { previously_owned: state.previously_owned }),
   };

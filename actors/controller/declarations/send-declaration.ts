@@ -46,10 +46,16 @@ export async function sendDeclaration(ctx: ControllerContext, node: string, kind
  * that was away comes back.
  *
  * It is recorded before it is published, since a quick node may report on it before the
- * publish returns; a publish that fails takes the record back. The generation is not given
+ * publish returns; a publish that fails takes the record back, and so does a controller that
+ * stopped acting meanwhile. Refused whole (NotActing) by a controller that is not acting: only
+ * the holder of the lease sends, under the epoch it took the lease at. The generation is not given
  * back: a gap is harmless, a generation used twice would be refused by the node as not newer.
  */
 export async function sendComposed(ctx: ControllerContext, node: string, composed: ComposedDeclaration): Promise<DeclarationSent> {
+  // Only the acting controller sends: asked before anything is allotted or recorded, and again
+  // just before the publish, since composing and recording take time the gate may run out in.
+  const what = `send node ${node} its ${composed.kind} declaration`;
+  ctx.lease?.assertActing(what);
   const sentAt = ctx.now();
   const epoch = ctx.epoch();
   const before = composed.kind === 'final' ? await getNodeDeclarationState(ctx.store, node) : undefined;
@@ -77,6 +83,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
     return { envelope, generation, digest };
   });
   try {
+    ctx.lease?.assertActing(what);
     await jetstream(ctx.nc).publish(declarationSubject(node), JSON.stringify(envelope), { msgID: `${node}:${generation}` });
   } catch (error) {
     // Undo what the record said, so the node's state reads as before this send.

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { BrokerUnreachable, connectPinned } from '../../shared/bus';
@@ -7,14 +8,16 @@ import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
 import type { ControllerContext } from '../controller-context';
+import type { LeaseIdentity } from '../lease/kv-lease';
+import { LeaseGate } from '../lease/lease-gate';
 import { openStore } from '../store/open-store';
 import type { SqlStore } from '../store/sql-store';
 import { ensureDeclarationStream } from './ensure-declaration-stream';
 import { FileBrokerUsers } from './file-broker-users';
+import { LeasedBrokerUsers } from './leased-broker-users';
 import { BrokerUnreachableAtStart } from './serve-errors';
 import { stderrLog } from './stderr-log';
 import { storeLocationOf } from './store-location-of';
-import { takeEpoch } from './take-epoch';
 
 /** How long closing waits for the bus connection to drain before closing it outright. */
 const DRAIN_TIMEOUT_MS = 5000;
@@ -27,11 +30,24 @@ export interface OpenControllerOptions {
   now?: () => Date;
   /** Makes the broker read its user list again; SIGHUP to the pid in its pid file unless given. */
   reloadBroker?: () => Promise<void>;
+  /**
+   * The broker address to dial instead of mesh.json's (the same broker: its certificate is
+   * still pinned by mesh.json's fingerprint), e.g. through a proxy in a test.
+   */
+  brokerUrl?: string;
+  /** The monotonic clock the lease's gate reads, in ms; performance.now unless given. */
+  monotonicNow?: () => number;
 }
 
 /** An open controller: its context, and how to close what it opened. */
 export interface OpenedController {
   ctx: ControllerContext;
+  /** The lease's gate the context acts through; closed until the lease is taken (serveController). */
+  gate: LeaseGate;
+  /** This process as the lease and the calls name it. */
+  identity: LeaseIdentity;
+  /** The broker's user list, opened when the controller starts acting. */
+  brokerUsers: LeasedBrokerUsers;
   /** Drains the bus connection and closes the store. Calling it again does nothing. */
   close(): Promise<void>;
 }
@@ -40,10 +56,11 @@ export interface OpenedController {
  * Opens everything a controller acts through, for the mesh in `dir`: reads mesh.json and the
  * keys (the signing key must be the one mesh.json names), opens the store (migrations applied),
  * connects to the broker as the controller's nkey user with the broker certificate pinned by
- * the fingerprint mesh.json holds (reconnecting for as long as the process runs), makes sure
- * the declaration stream exists, takes an epoch, and brings the broker's user list in line with
- * the store. Whatever was opened is closed again when a step fails.
+ * the fingerprint mesh.json holds (reconnecting for as long as the process runs), and makes
+ * sure the declaration stream exists. Whatever was opened is closed again when a step fails.
  *
+ * It does not act: the lease's gate starts closed and the broker's user list unopened, so
+ * nothing is sent and no broker user changed until `serveController` has taken the lease.
  * This is the context `serveController` runs its parts in; tests open one to drive parts
  * directly.
  */
@@ -63,7 +80,7 @@ export async function openController(dir: string, options: OpenControllerOptions
   const store: SqlStore = await openStore(storeLocationOf(config, layout.meshFile));
   let nc: NatsConnection | undefined;
   try {
-    nc = await connectPinned(config.broker.url, config.broker.fingerprint, {
+    nc = await connectPinned(options.brokerUrl ?? config.broker.url, config.broker.fingerprint, {
       authenticator: nkeyAuthenticator(controllerUser.seed),
       name: `mesh-control serve (${os.hostname()})`,
       maxReconnectAttempts: -1,
@@ -74,14 +91,15 @@ export async function openController(dir: string, options: OpenControllerOptions
     });
     const stream = await ensureDeclarationStream(nc);
     if (stream !== 'present') log(`broker: declaration stream ${stream}`);
-    const epoch = await takeEpoch(store, `${os.hostname()}:${process.pid}`, now());
-    const broker = await FileBrokerUsers.open(store, now(), {
-      brokerDir: config.broker.dir,
-      controllerNkey: controllerUser.nkey,
-      operatorNkey: operatorUser.nkey,
-      ...(options.reloadBroker === undefined ? {} : { reload: options.reloadBroker }),
-      log,
-    });
+    const brokerUsers = new LeasedBrokerUsers(() =>
+      FileBrokerUsers.open(store, now(), {
+        brokerDir: config.broker.dir,
+        controllerNkey: controllerUser.nkey,
+        operatorNkey: operatorUser.nkey,
+        ...(options.reloadBroker === undefined ? {} : { reload: options.reloadBroker }),
+        log,
+      }));
+    const gate = new LeaseGate(options.monotonicNow);
     const connection = nc;
     const ctx: ControllerContext = {
       dir: layout.dir,
@@ -89,14 +107,19 @@ export async function openController(dir: string, options: OpenControllerOptions
       store,
       nc: connection,
       signingKey,
-      broker,
-      epoch: () => epoch,
+      broker: brokerUsers,
+      epoch: () => gate.epoch(),
+      lease: gate,
       now,
       log,
     };
+    const identity: LeaseIdentity = { controller: `${os.hostname()}:${process.pid}`, instance: randomBytes(8).toString('hex') };
     let closing: Promise<void> | undefined;
     return {
       ctx,
+      gate,
+      identity,
+      brokerUsers,
       close: () =>
         (closing ??= (async () => {
           // Draining waits for the broker; one that is gone gets a bounded wait, then a close.

@@ -1,21 +1,31 @@
 import { declarationsPart } from '../declarations/declarations.part';
 import { enrolmentPart } from '../enrolment/enrolment.part';
-import { nodesPart } from '../nodes/nodes.part';
+import { plansPart } from '../plans/plans.part';
 import { releasePart } from '../release/release.part';
-import { reportsPart } from '../reports/reports.part';
 import { tokensPart } from '../tokens/tokens.part';
-import type { ControllerPart } from './controller-parts';
+import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
+import type { PartGroup } from './parts.service';
+
+/** Verbs registered by parts that do not say they only read (see VerbOptions.query). */
+export const KNOWN_QUERIES: readonly string[] = ['nodes.list'];
+
+/** Verbs registered by parts that do not say their answer carries a secret (see VerbOptions.secretAnswer). */
+export const KNOWN_SECRET_ANSWERS: readonly string[] = ['token.issue'];
 
 /**
- * The parts `mesh-control serve` starts, in order (stopped in reverse). Each part adds its own
- * entry here: one import and one line.
+ * The parts `mesh-control serve` runs, grouped into children of the supervision tree (each
+ * child restarted on its own). A part adds itself to a group here: one import and one entry.
+ * `nodes` rides with the status child (serveController), both answering what the mesh is.
  */
-export const CONTROLLER_PARTS: readonly ControllerPart[] = [
-  tokensPart,
-  nodesPart,
-  // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
-  reportsPart,
-  declarationsPart,
-  releasePart,
-  enrolmentPart,
-];
+export function controllerPartGroups(news: NodeNews): PartGroup[] {
+  return [
+    { id: 'reports', parts: [reportReceiverPart(news)] },
+    { id: 'heartbeats', parts: [heartbeatTrackerPart(news)] },
+    // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
+    { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
+    // The composer and sender: declarations (and the overlays missed while no controller acted), and release.
+    { id: 'declarations', parts: [declarationsPart, releasePart] },
+    // Modules, assignment, push and staged rollout plans, which send through the composer.
+    { id: 'plans', parts: [plansPart()], after: ['declarations'] },
+  ];
+}

@@ -1,70 +1,285 @@
+import type { AnyActorRef } from 'xstate';
+import { LEASE_TIMINGS, type LeaseTimings } from '../../../machines/lease.machine';
+import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import { runRootSupervisor, type RootSupervisor } from '../../shared/supervisor/run-root-supervisor';
+import { supervise, type ChildSpec, type SupervisorSpec } from '../../shared/supervisor/supervise';
+import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
+import type { OperatorError } from '../../shared/operator-error';
+import { CallLog } from '../calls/call-log';
+import { openCallsBucket } from '../calls/calls-bucket';
 import { VerbRegistry } from '../control/verb-registry';
-import { startControlDispatcher } from '../control/control-dispatcher';
 import type { ControllerContext } from '../controller-context';
-import type { ControllerPart, RunningPart } from './controller-parts';
+import { nodesPart } from '../nodes/nodes.part';
+import { KvLease } from '../lease/kv-lease';
+import { openLeaseBucket } from '../lease/lease-bucket';
+import type { LeaseLost } from '../lease/lease-errors';
+import type { LeaseGate } from '../lease/lease-gate';
+import { leaseLogic } from '../lease/lease.actor';
+import { StatusBoard } from '../status/status-board';
+import { statusPart } from '../status/status.part';
+import { brokerUsersService } from './broker-users.service';
+import { busService } from './bus.service';
+import type { ControllerPart } from './controller-parts';
+import { controlService } from './control.service';
 import { openController, type OpenControllerOptions } from './open-controller';
-import { CONTROLLER_PARTS } from './parts';
+import { controllerPartGroups, KNOWN_QUERIES, KNOWN_SECRET_ANSWERS } from './parts';
+import { partsService, type PartGroup } from './parts.service';
+import { serviceChild } from './service-child';
+import { ServiceLedger, type ControllerService } from './service-ledger';
+import { SupervisionTreeBroke } from './serve-errors';
+import { storeService } from './store.service';
+
+/** The root supervisor's limits: three restarts of one child a minute, backing off 0.5 s to 10 s. */
+export const CONTROLLER_SUPERVISION: Pick<SupervisorSpec, 'maxRestarts' | 'windowMs' | 'backoff'> = {
+  maxRestarts: 3,
+  windowMs: 60_000,
+  backoff: { baseMs: 500, maxMs: 10_000 },
+};
+
+/** The actor system's clock: the process's timers. */
+const SYSTEM_CLOCK = {
+  setTimeout: (fn: (...args: unknown[]) => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout),
+};
+
+/** How long a stopping controller waits for the lease to be given back. */
+const RELEASE_WAIT_MS = 5_000;
 
 /** Options of {@link serveController}. */
 export interface ServeControllerOptions extends OpenControllerOptions {
-  /** The parts to start; CONTROLLER_PARTS unless given. */
+  /** The parts to run, one child each; the groups of controllerPartGroups unless given. */
   parts?: readonly ControllerPart[];
+  /** Lease timings and bucket other than production's, for tests. */
+  lease?: { timings?: Partial<LeaseTimings>; bucket?: string };
+  /** The calls bucket, for tests that keep their calls apart. */
+  callsBucket?: string;
+  /** The root supervisor's limits (CONTROLLER_SUPERVISION unless given). */
+  supervision?: Partial<Pick<SupervisorSpec, 'maxRestarts' | 'windowMs' | 'backoff'>>;
+  /** How often status is composed when nothing asks sooner (60 s). */
+  statusEveryMs?: number;
+  /** How often the store is asked whether it answers (30 s). */
+  storeCheckEveryMs?: number;
+  /** How long an acting verb may run before its caller is answered "running" (10 s). */
+  answerWithinMs?: number;
 }
 
-/** A controller serving: its context and verbs, and how to stop it. */
+/** A controller serving: its context, verbs, lease and tree, and how to stop it. */
 export interface ServingController {
   ctx: ControllerContext;
   verbs: VerbRegistry;
+  /** The lease's gate: whether this controller acts, under which epoch. */
+  lease: LeaseGate;
+  /** The last status composition, and where to ask for a new one. */
+  status: StatusBoard;
+  /** The live supervision tree. */
+  tree(): SupervisionTreeNode;
   /**
-   * Stops taking control calls (those under way are answered), stops the parts in reverse
-   * order, drains the bus connection and closes the store. Calling it again waits for the
-   * first call.
+   * Makes a child of the tree fail with `reason` as a crash would (its work stopped, then
+   * restarted by its supervisor after a backoff). False when no such child is running.
+   */
+  kill(child: string, reason: string): boolean;
+  /**
+   * Settles when the controller ended on its own, everything closed: a child failed more often
+   * than the root allows (SupervisorEscalated, naming it and its last error), or the lease was
+   * lost (LeaseLost). The process must then exit non-zero with it. Never settles after stop().
+   */
+  readonly ended: Promise<OperatorError>;
+  /**
+   * Stops taking control calls (those under way are answered), stops the children in reverse
+   * order, gives the lease back, drains the bus connection and closes the store. Calling it
+   * again waits for the first call.
    */
   stop(): Promise<void>;
 }
 
 /**
- * The composition root of `mesh-control serve`: opens the controller (openController), starts
- * each part with the context and the verb registry, then answers control calls. When a part
- * fails to start, those already started are stopped, everything is closed and the failure is
- * thrown.
+ * The composition root of `mesh-control serve`: opens the controller (openController), then
+ * runs it as a supervision tree:
+ *
+ * ```
+ * controller
+ * ├─ bus           the broker connection (fails when it closed for good)
+ * ├─ store         the store answering (checked every 30 s)
+ * ├─ lease         the lease machine: take, renew, give back
+ * ├─ broker        the broker's user list, brought in line with the store on taking the lease
+ * ├─ reports       the report receiver
+ * ├─ heartbeats    the heartbeat tracker
+ * ├─ enrolment     token issue and sweep, the enrolment responder
+ * ├─ declarations  the composer and sender: node declare, missed overlays, release
+ * ├─ status        the status composer (status, nodes)
+ * └─ control       control calls, kept as calls (tree, calls)
+ * ```
+ *
+ * Everything below `lease` acts, so it starts once this controller holds the lease; a standby
+ * runs bus, store and lease only, and answers nothing. A child that fails is restarted after a
+ * backoff; one failing more than three times a minute makes the root give up: every child is
+ * stopped, the lease given back, and `ended` settles with the child's name and last error. A
+ * refused renewal settles `ended` with LeaseLost.
+ *
+ * Resolves once the first try for the lease has come out: as the holder with every child
+ * started and calls answered, or as a standby. Rejects if the tree gave up before that.
  */
 export async function serveController(dir: string, options: ServeControllerOptions = {}): Promise<ServingController> {
   const opened = await openController(dir, options);
-  const { ctx } = opened;
-  const verbs = new VerbRegistry();
-  const running: Array<{ name: string; part: RunningPart }> = [];
-  const stopParts = async (): Promise<void> => {
-    for (const { name, part } of running.reverse()) {
-      try {
-        await part.stop();
-      } catch (error) {
-        ctx.log(`${name}: did not stop cleanly: ${(error as Error)?.message ?? String(error)}`);
-      }
-    }
-  };
+  const { ctx, gate, identity, brokerUsers } = opened;
+  const timings: LeaseTimings = { ...LEASE_TIMINGS, ...options.lease?.timings };
+  let kvLease: KvLease;
+  let calls: CallLog;
   try {
-    for (const part of options.parts ?? CONTROLLER_PARTS) {
-      running.push({ name: part.name, part: await part.start(ctx, verbs) });
-    }
+    const leaseBucket = await openLeaseBucket(ctx.nc, { ttlMs: timings.ttlMs, ...(options.lease?.bucket === undefined ? {} : { bucket: options.lease.bucket }) });
+    const callsBucket = await openCallsBucket(ctx.nc, options.callsBucket === undefined ? {} : { bucket: options.callsBucket });
+    kvLease = new KvLease({ bucket: leaseBucket, store: ctx.store, identity, timings, ...(options.monotonicNow === undefined ? {} : { now: options.monotonicNow }), wallClock: ctx.now, log: ctx.log });
+    calls = new CallLog({ kv: callsBucket.kv, identity, epoch: () => gate.standing().epoch, now: ctx.now, log: ctx.log });
   } catch (error) {
-    await stopParts();
     await opened.close();
     throw error;
   }
-  const dispatcher = startControlDispatcher(ctx, verbs);
-  ctx.log(`serving: epoch ${ctx.epoch()}, store ${ctx.store.kind}, broker ${ctx.config.broker.url}; parts: ${running.map((entry) => entry.name).join(', ') || 'none'}; verbs: ${verbs.verbs().join(', ') || 'none'}`);
 
+  const verbs = new VerbRegistry();
+  const board = new StatusBoard();
+  const ledger = new ServiceLedger({ onChange: (what) => board.want(what) });
+  // Set once the tree runs; the closures below are called only after that.
+  const running: { root?: RootSupervisor } = {};
+  const tree = (): SupervisionTreeNode => running.root?.tree() ?? { id: 'controller', state: 'starting', restarts: 0, children: [] };
+
+  const statusGroup: PartGroup = {
+    id: 'status',
+    parts: [
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now }, options.statusEveryMs),
+      ...(options.parts === undefined ? [nodesPart] : []),
+    ],
+    queries: KNOWN_QUERIES,
+  };
+  const groups: PartGroup[] = [
+    ...(options.parts === undefined
+      ? controllerPartGroups((what) => board.want(what))
+      : options.parts.map((part) => ({ id: part.name, parts: [part], queries: KNOWN_QUERIES, secretAnswers: KNOWN_SECRET_ANSWERS }))),
+    statusGroup,
+  ];
+  const services: ControllerService[] = [
+    brokerUsersService(brokerUsers),
+    ...groups.map((group) => partsService(group, ctx, verbs, ledger)),
+    controlService({
+      ctx,
+      verbs,
+      ledger,
+      calls,
+      tree,
+      waitFor: ['broker', ...groups.map((group) => group.id)],
+      ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
+      onActed: (verb) => board.want(`the verb ${verb}`),
+      onServing: (served) => {
+        ctx.log(`serving: epoch ${gate.epoch()}, store ${ctx.store.kind}, broker ${options.brokerUrl ?? ctx.config.broker.url}; tree: ${tree().children.map((child) => child.id).join(', ')}; verbs: ${served.join(', ')}`);
+      },
+    }),
+  ];
+  const childOf = (service: ControllerService): ChildSpec => ({ id: service.id, logic: serviceChild(service, { gate, ledger }), restart: 'permanent' });
+
+  // How the controller ends on its own. Only once, whichever comes first.
+  let resolveEnded: (error: OperatorError) => void = () => undefined;
+  const ended = new Promise<OperatorError>((resolve) => {
+    resolveEnded = resolve;
+  });
+  let finishing: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
-  return {
+  const finish = (error: OperatorError, giveBack: boolean): Promise<void> =>
+    (finishing ??= (async () => {
+      const revision = gate.heldRevision();
+      gate.end(giveBack ? 'stopped' : 'lost', error.message);
+      await ledger.settled();
+      if (giveBack && revision !== null) await kvLease.release(revision).catch((failure: unknown) => ctx.log(`lease: could not be given back: ${(failure as Error)?.message ?? String(failure)}`));
+      await opened.close();
+      ctx.log(`stopped: ${error.message}${error.value === undefined ? '' : `: ${error.value}`}`);
+      resolveEnded(error);
+    })());
+  const serviceIds = services.map((service) => service.id);
+
+  let escalation: SupervisorEscalated | undefined;
+  const onLost = (error: LeaseLost): void => {
+    void (async () => {
+      if (stopping !== undefined) return;
+      await ledger.stopInOrder([...serviceIds].reverse(), ctx.log);
+      await running.root?.stop();
+      await finish(error, false);
+    })();
+  };
+  running.root = runRootSupervisor(
+    supervise({
+      name: 'controller',
+      ...CONTROLLER_SUPERVISION,
+      ...options.supervision,
+      children: [
+        childOf(busService(ctx.nc, options.brokerUrl ?? ctx.config.broker.url)),
+        childOf(storeService(ctx.store, options.storeCheckEveryMs)),
+        { id: 'lease', logic: leaseLogic({ lease: kvLease, gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
+        ...services.map(childOf),
+      ],
+    }),
+    {
+      // Given outright: an options object whose `clock` is undefined would take XState's place.
+      clock: SYSTEM_CLOCK,
+      onEscalate: (given) => {
+        escalation = given;
+        ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`);
+      },
+      exit: (_code, text) => {
+        void finish(escalation ?? new SupervisionTreeBroke(text), true);
+      },
+    },
+  );
+
+  const serving: ServingController = {
     ctx,
     verbs,
+    lease: gate,
+    status: board,
+    tree,
+    kill: (child, reason) => ledger.kill(child, reason),
+    ended,
     stop: () =>
       (stopping ??= (async () => {
-        await dispatcher.stop();
-        await stopParts();
+        if (finishing !== undefined) return finishing;
+        await ledger.stopInOrder([...serviceIds].reverse(), ctx.log);
+        await giveBackLease(running.root, RELEASE_WAIT_MS);
+        await running.root?.stop();
+        gate.end('stopped', null);
+        await ledger.settled();
         await opened.close();
         ctx.log('stopped');
       })()),
   };
+
+  const outcome = await Promise.race([
+    gate.settled().then(async (first) => {
+      if (first === 'held') await Promise.race([ledger.started('control'), ended]);
+      return first;
+    }),
+    ended.then((error) => ({ error })),
+  ]);
+  if (typeof outcome === 'object') throw outcome.error;
+  if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`);
+  return serving;
+}
+
+/** Asks the lease machine to give the lease back, and waits (at most `waitMs`) until it has. */
+async function giveBackLease(root: RootSupervisor | undefined, waitMs: number): Promise<void> {
+  const slot = root?.actor.getSnapshot().children.lease as AnyActorRef | undefined;
+  const lease = slot?.getSnapshot().children?.child as AnyActorRef | undefined;
+  if (lease === undefined || lease.getSnapshot().status !== 'active') return;
+  const finished = new Promise<void>((resolve) => {
+    const subscription = lease.subscribe({
+      next: (snapshot: { status: string }) => {
+        if (snapshot.status !== 'active') {
+          subscription.unsubscribe();
+          resolve();
+        }
+      },
+      complete: () => resolve(),
+      error: () => resolve(),
+    });
+  });
+  lease.send({ type: 'controller.stopping' });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+  clearTimeout(timer);
 }

@@ -14,3 +14,16 @@ export class BrokerUnreachableAtStart extends OperatorError {
     this.url = url;
   }
 }
+
+/**
+ * The controller's supervision tree itself broke (not one of its children): a bug. Every part
+ * was stopped; the process exits non-zero for its service manager to start it again.
+ */
+export class SupervisionTreeBroke extends OperatorError {
+  constructor(text: string) {
+    super('the controller\'s supervision tree broke, so every part was stopped', {
+      value: text.trim(),
+      next: 'report this as a bug with the log around this line; the service manager starts the controller again',
+    });
+  }
+}

@@ -20,13 +20,6 @@ describe('the command lines from a checkout', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ program: 'nox-mesh-host', version });
   });
 
-  test('a verb that is not built yet says so, names what brings it, and exits 3 without a stack', () => {
-    const result = run('mesh-control', ['status']);
-    expect(result.status).toBe(3);
-    expect(result.stderr).toMatch(/^error: `status` is not built yet\nnext: {2}it arrives with the controller/);
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-  });
-
   test('an unknown verb is a usage error, not a crash', () => {
     const result = run('nox-mesh-host', ['frobnicate']);
     expect(result.status).not.toBe(0);

@@ -52,7 +52,8 @@ export const exitProcess: ExitProcess = (code, message) => {
 export function runRootSupervisor(logic: SupervisorLogic, options: RootSupervisorOptions = {}): RootSupervisor {
   const exit = options.exit ?? exitProcess;
   const name = supervisorSpecOf(logic)?.name ?? logic.id;
-  const actor = createActor(logic, { clock: options.clock, input: options.input });
+  // Only a given clock is passed: `clock: undefined` would replace XState's own clock.
+  const actor = createActor(logic, { ...(options.clock === undefined ? {} : { clock: options.clock }), input: options.input });
 
   const done = new Promise<RootOutcome>((resolve, reject) => {
     const giveUp = async (error: SupervisorEscalated | SupervisorFailed): Promise<void> => {

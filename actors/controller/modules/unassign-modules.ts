@@ -1,0 +1,31 @@
+import type { ControllerContext } from '../controller-context';
+import { nodeState } from '../declarations/compose-overlay';
+import { nodeWorkQueue } from '../declarations/node-work-queue';
+import type { AssignArgs, ModulesChanged } from './assign-modules';
+import { ModuleNotAssigned } from './module-errors';
+import { assignmentsOf, removeAssignment } from './modules.repo';
+import { sendWithModules } from './send-with-modules';
+
+/**
+ * Takes modules off a node (`mesh-control unassign NODE MODULE…`) and sends the node its full
+ * declaration without them, so the node removes what they declared (files, directories and
+ * containers removed, services stopped, packages and actions forgotten). All or nothing: a
+ * module the node does not run is refused (ModuleNotAssigned) and nothing is taken off. An open
+ * plan for a module taken off skips the node from then on.
+ */
+export async function unassignModules(ctx: ControllerContext, args: AssignArgs): Promise<ModulesChanged> {
+  const { node } = args;
+  const named = [...new Set(args.modules)];
+  await nodeState(ctx, node);
+  return nodeWorkQueue(ctx).run(node, async () => {
+    const running = new Map((await assignmentsOf(ctx.store, node)).map((assignment) => [assignment.module, assignment.version]));
+    const missing = named.find((module) => !running.has(module));
+    if (missing !== undefined) throw new ModuleNotAssigned(node, missing, [...running.keys()]);
+    await ctx.store.transaction(async (tx) => {
+      for (const module of named) await removeAssignment(tx, node, module);
+    });
+    const changed = named.map((module) => ({ module, version: running.get(module) ?? '' }));
+    const outcome = await sendWithModules(ctx, node);
+    return 'sent' in outcome ? { node, changed, unchanged: [], sent: outcome.sent, held: null } : { node, changed, unchanged: [], sent: null, held: outcome.held.reason };
+  });
+}

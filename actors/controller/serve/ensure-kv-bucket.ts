@@ -1,0 +1,54 @@
+import { DiscardPolicy, jetstream, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+
+/** A bucket's settings that the controller keeps as it wants them, whoever changed them. */
+export interface KvBucketSettings {
+  /** The age limit of every key (the stream's max_age); none when 0. */
+  ttlMs: number;
+  /** Keys kept at most; the oldest write goes first. Unlimited when 0. */
+  maxKeys?: number;
+  /** The largest value, in bytes. */
+  maxValueBytes: number;
+  /** How long each request to the broker may take, for every operation on the bucket. */
+  timeoutMs: number;
+}
+
+/** An open bucket, and what raising it past a revision needs. */
+export interface KvBucket {
+  kv: KV;
+  /** The bucket's stream (`KV_<bucket>`). */
+  stream: string;
+  jsm: JetStreamManager;
+}
+
+const NANOS_PER_MS = 1_000_000;
+
+/**
+ * Opens the KV bucket `name`, creating it (on disk, one value per key) when missing, and brings
+ * its age limit, key limit and value size back to `settings` when they differ: the bucket
+ * outlives any one controller, and a limit someone changed by hand would change what the lease
+ * or the call history means. A key limit discards the oldest writes, not new ones (a KV bucket's
+ * own default refuses new writes once full).
+ */
+export async function ensureKvBucket(nc: NatsConnection, name: string, settings: KvBucketSettings): Promise<KvBucket> {
+  const js = jetstream(nc, { timeout: settings.timeoutMs });
+  const kv = await new Kvm(js).create(name, {
+    history: 1,
+    ttl: settings.ttlMs,
+    maxValueSize: settings.maxValueBytes,
+    storage: StorageType.File,
+  });
+  const stream = `KV_${name}`;
+  const jsm = await js.jetstreamManager();
+  const { config } = await jsm.streams.info(stream);
+  const wanted: Partial<StreamConfig> = {
+    max_age: settings.ttlMs * NANOS_PER_MS,
+    max_msg_size: settings.maxValueBytes,
+    max_msgs: settings.maxKeys ?? -1,
+    ...(settings.maxKeys === undefined ? {} : { discard: DiscardPolicy.Old }),
+  };
+  const differs = Object.entries(wanted).some(([key, value]) => (config as unknown as Record<string, unknown>)[key] !== value);
+  if (differs) await jsm.streams.update(stream, wanted);
+  return { kv, stream, jsm };
+}

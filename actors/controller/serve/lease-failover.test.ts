@@ -1,0 +1,178 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import { emptyHostState, type HostState } from '../../../schema/host-state';
+import { DECLARATION_STREAM, declarationSubject } from '../../shared/bus/subjects';
+import { generateNodeIdentity, sealEnvelope } from '../../shared/crypto';
+import { startFreezeProxy, type FreezeProxy } from '../../shared/testing/freeze-proxy';
+import { startTestPostgres, type TestPostgres } from '../../shared/testing/test-postgres';
+import { admitDeclaration } from '../../host/link/admit-declaration';
+import { recordDeclaration } from '../../host/link/record-declaration';
+import { enrolledState } from '../../host/enrolment/enrolled-state';
+import { callController } from '../control/call-controller';
+import { sendComposed } from '../declarations/send-declaration';
+import { LeaseLost, NotActing } from '../lease/lease-errors';
+import { upsertNode } from '../store/nodes.repo';
+import { serveController, type ServingController } from './serve-controller';
+import { eventually } from './testing/eventually';
+import { startTestMesh, type TestMesh } from './testing/test-mesh';
+
+// Two serving controllers on one mesh: one broker, one PostgreSQL store. Exactly one acts;
+// a holder that stops hands over within a second; a holder whose link to the broker stalls
+// stops acting before its lease can expire, the standby takes over under a higher epoch, and
+// the host keeps the new holder's declarations and refuses the old holder's late one.
+
+let postgres: TestPostgres;
+let mesh: TestMesh;
+
+beforeAll(async () => {
+  postgres = await startTestPostgres();
+  mesh = await startTestMesh({ database: postgres.url });
+}, 60_000);
+
+afterAll(async () => {
+  await mesh?.stop();
+  await postgres?.stop();
+});
+
+/** A host's state for `node`, enrolled in this mesh (its pins trust the mesh's controller key). */
+function hostOf(node: string, identity: ReturnType<typeof generateNodeIdentity>): HostState {
+  return enrolledState(
+    emptyHostState(),
+    { node, nkey_public: identity.nkey_public, public_key: identity.public_key, secret_key: identity.secret_key },
+    { broker_url: mesh.config.broker.url, broker_fingerprint: mesh.config.broker.fingerprint, controller_public_key: mesh.config.controller.public_key },
+  );
+}
+
+async function enrolledNode(serving: ServingController, name: string): Promise<ReturnType<typeof generateNodeIdentity>> {
+  const identity = generateNodeIdentity();
+  await upsertNode(serving.ctx.store, { name, lifecycle_state: 'enrolled', public_key: identity.public_key, nkey: identity.nkey_public }, serving.ctx.now());
+  return identity;
+}
+
+/** The declaration the stream holds for `node` now (the latest, as the node's consumer gets it). */
+async function latestDeclaration(nc: NatsConnection, node: string): Promise<unknown> {
+  const message = await (await jetstreamManager(nc)).streams.getMessage(DECLARATION_STREAM, { last_by_subj: declarationSubject(node) });
+  return message?.json();
+}
+
+function leaseState(tree: SupervisionTreeNode): string | undefined {
+  return tree.children.find((child) => child.id === 'lease')?.child_state;
+}
+
+describe('two controllers on one mesh', () => {
+  let a: ServingController;
+  let b: ServingController;
+  const logA: string[] = [];
+  const logB: string[] = [];
+
+  beforeAll(async () => {
+    a = await serveController(mesh.dir, { log: (line) => logA.push(line) });
+    b = await serveController(mesh.dir, { log: (line) => logB.push(line) });
+  }, 30_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+  });
+
+  test('exactly one acts: the other stands by, answers no calls and sends no declarations', async () => {
+    expect(a.lease.isActing()).toBe(true);
+    expect(b.lease.isActing()).toBe(false);
+    expect(b.lease.standing()).toMatchObject({ state: 'standing by', epoch: null });
+    expect(logB.join('\n')).toMatch(/standing by: the lease is held by .* \(since /);
+    expect(logB.join('\n')).not.toMatch(/serving: epoch/);
+    // The standby's acting children wait for the lease; every call is answered by the holder.
+    expect(b.tree().children.find((child) => child.id === 'control')?.child_state).toBe('waitingForLease');
+    for (let i = 0; i < 5; i += 1) expect(leaseState((await callController(mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
+
+    await enrolledNode(a, 'kitchen');
+    const sent = await sendComposed(a.ctx, 'kitchen', { kind: 'full', resources: [] });
+    expect(sent.epoch).toBe(a.lease.epoch());
+    const refused = await sendComposed(b.ctx, 'kitchen', { kind: 'full', resources: [] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(NotActing);
+    expect((refused as NotActing).message).toContain('did not send node kitchen its full declaration');
+    expect(await a.ctx.store.query('SELECT generation, epoch FROM declarations WHERE node = $1', ['kitchen'])).toEqual([{ generation: sent.generation, epoch: sent.epoch }]);
+  });
+
+  test('a holder that stops gives the lease back, and the standby acts within a second, under a higher epoch', async () => {
+    const epochBefore = a.lease.epoch();
+    const stopping = performance.now();
+    const stopped = a.stop();
+    const acting = await eventually('the standby acts', () => b.lease.isActing(), { timeoutMs: 5_000 });
+    await stopped;
+    expect(acting - stopping).toBeLessThan(1_000);
+    expect(b.lease.epoch()).toBeGreaterThan(epochBefore);
+    await eventually('the new holder answers calls', () => logB.some((line) => line.startsWith('serving: epoch')));
+    expect(leaseState((await callController(mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
+  });
+});
+
+describe('a holder whose link to the broker stalls', () => {
+  // A lease of 3 s (acting stops 1 s before it could expire) keeps the test short.
+  const lease = { bucket: 'mesh-controller_lease_stall', timings: { ttlMs: 3_000, renewEveryMs: 500, marginMs: 1_000, renewRetryMs: 200, contendEveryMs: 200 } };
+  let proxy: FreezeProxy;
+  let a: ServingController;
+  let b: ServingController;
+
+  beforeAll(async () => {
+    proxy = await startFreezeProxy({ port: Number(new URL(mesh.config.broker.url).port) });
+  });
+
+  afterAll(async () => {
+    proxy?.thaw();
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+    await proxy?.close();
+  });
+
+  test('stops acting before its lease can expire; the standby\'s declarations win at the host; a late one from the old epoch is refused', async () => {
+    a = await serveController(mesh.dir, { lease, brokerUrl: proxy.url, log: () => undefined });
+    b = await serveController(mesh.dir, { lease, log: () => undefined });
+    expect([a.lease.isActing(), b.lease.isActing()]).toEqual([true, false]);
+    const oldEpoch = a.lease.epoch();
+
+    // The host of node attic takes the old holder's declaration.
+    const identity = await enrolledNode(a, 'attic');
+    let host = hostOf('attic', identity);
+    await sendComposed(a.ctx, 'attic', { kind: 'full', resources: [] });
+    const first = admitDeclaration(await latestDeclaration(b.ctx.nc, 'attic'), host);
+    if (!first.ok) throw new Error(`the host refused the first declaration: ${first.detail}`);
+    host = recordDeclaration(host, first);
+
+    // The link stalls. A declaration the old holder sends in its last moments is held on the way.
+    proxy.freeze();
+    const frozenAt = performance.now();
+    const late = sendComposed(a.ctx, 'attic', { kind: 'full', resources: [] }).then((sent) => sent, (error: unknown) => error);
+    const quietAt = await eventually('the stalled holder stops acting', () => !a.lease.isActing(), { timeoutMs: 5_000 });
+    const takenAt = await eventually('the standby acts', () => b.lease.isActing(), { timeoutMs: 8_000 });
+    expect(quietAt - frozenAt).toBeLessThanOrEqual(lease.timings.ttlMs - lease.timings.marginMs + 100);
+    // The key could expire only ttl after the last renewal: the old holder had stopped acting by then.
+    expect(takenAt - quietAt).toBeGreaterThanOrEqual(lease.timings.marginMs - 100);
+    expect(b.lease.epoch()).toBeGreaterThan(oldEpoch);
+    await expect(sendComposed(a.ctx, 'attic', { kind: 'full', resources: [] })).rejects.toBeInstanceOf(NotActing);
+
+    // The new holder's declaration, under the higher epoch, is taken by the host.
+    const newer = await sendComposed(b.ctx, 'attic', { kind: 'full', resources: [] });
+    const admitted = admitDeclaration(await latestDeclaration(b.ctx.nc, 'attic'), host);
+    if (!admitted.ok) throw new Error(`the host refused the new holder's declaration: ${admitted.detail}`);
+    expect(admitted.declaration).toMatchObject({ epoch: newer.epoch, generation: newer.generation });
+    host = recordDeclaration(host, admitted);
+    expect(host.highest_epoch).toBe(b.lease.epoch());
+
+    // The link comes back: the held declaration lands, late, and the host refuses it.
+    proxy.thaw();
+    const lateSent = await late;
+    expect(lateSent).toMatchObject({ epoch: oldEpoch });
+    const arrived = await latestDeclaration(b.ctx.nc, 'attic');
+    const refused = admitDeclaration(arrived, host);
+    expect(refused).toMatchObject({ ok: false, reason: 'stale_epoch', epoch: oldEpoch });
+    // Fenced by the epoch whatever its generation: even one numbered past the new holder's.
+    const forged = admitDeclaration(sealEnvelope({ node: 'attic', epoch: oldEpoch, generation: newer.generation + 10, kind: 'full', issued_at: new Date().toISOString(), resources: [] }, a.ctx.signingKey), host);
+    expect(forged).toMatchObject({ ok: false, reason: 'stale_epoch' });
+
+    // The old holder's next renewal is refused: it has lost the lease, and ends.
+    const ended = await a.ended;
+    expect(ended).toBeInstanceOf(LeaseLost);
+    expect(ended.message).toContain('lost its lease (KV bucket mesh-controller_lease, key holder');
+    expect(b.lease.isActing()).toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,123 @@
+import type { ControllerStatus, StatusProblem } from '../../../schema/controller-status';
+import type { LeaseHolder } from '../../../schema/lease-holder';
+import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import type { LeaseGate } from '../lease/lease-gate';
+import { readEpochFloor } from '../store/controller-epoch.repo';
+import { reportRefusalCounts } from '../store/reports.repo';
+import type { Sql } from '../store/sql-store';
+
+/** Where status is composed from. */
+export interface StatusSources {
+  store: Sql;
+  gate: LeaseGate;
+  /** Who holds the lease now, from the bucket; null when nobody does. */
+  leaseHolder(): Promise<{ holder: LeaseHolder | null; revision: number } | null>;
+  /** The live supervision tree, when there is one. */
+  tree(): SupervisionTreeNode | undefined;
+  /** This controller, `<hostname>:<pid>`. */
+  controller: string;
+  now(): Date;
+}
+
+interface NodeProblemRow {
+  name: string;
+  full_held: string | null;
+  release_held: string | null;
+  refused: string | null;
+  failed: number | null;
+}
+
+/**
+ * Composes status: this controller's standing with the lease and who holds it, the store's
+ * epoch floor, the nodes by lifecycle state, the reports refused and counted, and the open
+ * problems (the lease not acting, children of the tree restarting, nodes whose declarations are
+ * held or were refused or failed), with when it was composed and how long that took. A source
+ * that cannot be read is itself a problem, never a reason to say all is well.
+ */
+export async function composeStatus(sources: StatusSources): Promise<ControllerStatus> {
+  const started = performance.now();
+  const composedAt = sources.now();
+  const problems: StatusProblem[] = [];
+  const standing = sources.gate.standing();
+  if (standing.state === 'quiet' || standing.state === 'lost') {
+    problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
+  }
+  const [holder, floor, byState, refusals, nodeProblems] = await Promise.all([
+    sources.leaseHolder().catch((error: unknown) => {
+      problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
+      return null;
+    }),
+    readEpochFloor(sources.store),
+    sources.store.query<{ lifecycle_state: string; count: number }>('SELECT lifecycle_state, count(*)::int AS count FROM nodes GROUP BY lifecycle_state ORDER BY lifecycle_state'),
+    reportRefusalCounts(sources.store),
+    sources.store.query<NodeProblemRow>(
+      `SELECT name, full_held, release_held, report_summary->>'refused' AS refused, (report_summary->'outcomes'->>'failed')::int AS failed
+       FROM nodes
+       WHERE lifecycle_state IN ('enrolled', 'disconnected')
+         AND (full_held IS NOT NULL OR release_held IS NOT NULL OR report_summary->>'refused' IS NOT NULL
+              OR coalesce((report_summary->'outcomes'->>'failed')::int, 0) > 0)
+       ORDER BY name`,
+    ),
+  ]);
+  problems.push(...supervisionProblems(sources.tree()));
+  for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
+
+  const byReason: Record<string, number> = {};
+  for (const refusal of refusals) byReason[refusal.reason] = (byReason[refusal.reason] ?? 0) + Number(refusal.count);
+  return {
+    composed_at: composedAt.toISOString(),
+    took_ms: Math.round(performance.now() - started),
+    controller: sources.controller,
+    lease: {
+      state: standing.state,
+      epoch: standing.epoch,
+      holder: holder?.holder?.controller ?? null,
+      holder_since: holder?.holder?.taken_at ?? null,
+      epoch_floor: floor?.epoch ?? null,
+      note: standing.note,
+    },
+    nodes: {
+      total: byState.reduce((sum, row) => sum + row.count, 0),
+      by_state: Object.fromEntries(byState.map((row) => [row.lifecycle_state, row.count])),
+    },
+    refused_reports: {
+      total: Object.values(byReason).reduce((sum, count) => sum + count, 0),
+      by_reason: byReason,
+      by_node: refusals.map((refusal) => ({ node: refusal.node, reason: refusal.reason, count: Number(refusal.count), last_at: new Date(refusal.last_at).toISOString() })),
+    },
+    problems,
+  };
+}
+
+function supervisionProblems(tree: SupervisionTreeNode | undefined): StatusProblem[] {
+  if (tree === undefined) return [];
+  const problems: StatusProblem[] = [];
+  const visit = (node: SupervisionTreeNode): void => {
+    for (const child of node.children) {
+      if (child.state === 'backingOff' || child.state === 'escalated' || child.restarts > 0) {
+        const how = child.state === 'backingOff' ? 'down, waiting to be restarted' : child.state === 'escalated' ? 'given up on' : 'running again';
+        problems.push({
+          kind: 'supervision',
+          subject: child.id,
+          detail: `${how}; ${child.restarts} restart${child.restarts === 1 ? '' : 's'} lately${child.last_error === undefined ? '' : `; last error: ${child.last_error}`}`,
+        });
+      }
+      visit(child);
+    }
+  };
+  visit(tree);
+  return problems;
+}
+
+function nodeProblemsOf(row: NodeProblemRow): StatusProblem[] {
+  const problems: StatusProblem[] = [];
+  if (row.full_held !== null) problems.push({ kind: 'node', subject: row.name, detail: `its full declaration is held: ${row.full_held}` });
+  if (row.release_held !== null) problems.push({ kind: 'node', subject: row.name, detail: `its release is held: ${row.release_held}` });
+  if (row.refused !== null) problems.push({ kind: 'node', subject: row.name, detail: `it refused its latest declaration (${row.refused})` });
+  if ((row.failed ?? 0) > 0) problems.push({ kind: 'node', subject: row.name, detail: `${row.failed} resource${row.failed === 1 ? '' : 's'} failed in its latest report (mesh-control nodes)` });
+  return problems;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

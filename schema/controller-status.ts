@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { Count, IsoTime } from './primitives';
+
+/** Something a person should look at, said once: what kind, about what, and what is wrong. */
+export const StatusProblem = z.strictObject({
+  /** `lease`, `supervision`, `node`. */
+  kind: z.string(),
+  /** What it is about: a node's name, a child of the supervision tree, `lease`. */
+  subject: z.string(),
+  detail: z.string(),
+});
+/** See {@link StatusProblem}. */
+export type StatusProblem = z.infer<typeof StatusProblem>;
+
+/**
+ * What `mesh-control status --json` prints: the serving controller's last composition of the
+ * mesh, with when it was composed and how long composing took. The controller composes it at
+ * start, after news from a node, after an acting verb and every minute, and the verb answers
+ * the last one at once.
+ */
+export const ControllerStatus = z.strictObject({
+  composed_at: IsoTime,
+  took_ms: z.number().min(0),
+  /** The controller that composed it (`<hostname>:<pid>`). */
+  controller: z.string(),
+  lease: z.strictObject({
+    /** This controller's standing: acting, quiet, standing by, stopped or lost. */
+    state: z.enum(['acting', 'quiet', 'standing by', 'stopped', 'lost']),
+    /** The epoch this controller acts under; null if it never held the lease. */
+    epoch: z.number().int().nullable(),
+    /** Who holds the lease now, as its key says; null when nobody does. */
+    holder: z.string().nullable(),
+    holder_since: IsoTime.nullable(),
+    /** The highest epoch any controller has acted under, as the store keeps it. */
+    epoch_floor: z.number().int().nullable(),
+    /** Why this controller is not acting, when it is not. */
+    note: z.string().nullable(),
+  }),
+  nodes: z.strictObject({
+    total: Count,
+    /** Node records by lifecycle state (enrolled, disconnected, revoked, released). */
+    by_state: z.record(z.string(), Count),
+  }),
+  /** Reports refused and counted: older than the node's latest, duplicates, malformed… */
+  refused_reports: z.strictObject({
+    total: Count,
+    by_reason: z.record(z.string(), Count),
+    by_node: z.array(z.strictObject({ node: z.string(), reason: z.string(), count: Count, last_at: IsoTime })),
+  }),
+  /** Open problems, most pressing first; empty when all is well. */
+  problems: z.array(StatusProblem),
+});
+/** See {@link ControllerStatus}. */
+export type ControllerStatus = z.infer<typeof ControllerStatus>;
