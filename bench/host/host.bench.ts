@@ -1,0 +1,211 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { resourceKey } from '../../schema/resource';
+import type { PassReport } from '../../actors/host/reconcile/reconcile-pass';
+import { reconcilePass } from '../../actors/host/reconcile/reconcile-pass';
+import { openHost, DEFAULT_SETTINGS } from '../../actors/host/host-context';
+import { appliersForProfile } from '../../actors/host/appliers/appliers-for-profile';
+import { createAdopter } from '../../actors/host/adoption/adoption.actor';
+import { detectProfile } from '../../actors/host/profile/detect-profile';
+import { ProcessRunner } from '../../actors/shared/process/command-runner';
+import { ready } from '../../actors/shared/crypto';
+import { freePort } from '../../e2e/mesh-rig';
+import type { CliResult } from '../../e2e/run-cli';
+import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
+import { byMode, type BenchContext, type BenchSection } from '../bench-context';
+import { failed, measured, notMeasured, type Figure, type FigureHead, type Goal } from '../figure';
+import { residentMb } from '../proc-stat';
+import { WatchedProcess } from '../watched-process';
+import { benchResources } from './bench-files';
+import { writeEnrolledStore } from './enrolled-store';
+import { ensureBundle } from './host-bundle';
+
+/** Resources of the host figures: one directory and 1,000 files in it. */
+export const HOST_FILES = 1000;
+
+const GOALS = {
+  apply: { text: 'under 0.8 s', max: 800, on: 'median' },
+  noop: { text: '≤ 0.38 s (CFEngine\'s re-check)', max: 380, on: 'median' },
+  inHostNoop: { text: '≤ 0.1 s', max: 100, on: 'median' },
+  rss: { text: '≤ 50 MB', max: 50, on: 'median' },
+} satisfies Record<string, Goal>;
+
+/**
+ * The node host on one machine, no broker involved: applying 1,000 files and a pass that finds
+ * nothing to do, as a whole `nox-mesh-host` process (the bundle a machine runs, and the
+ * checkout's bin/ beside it) and as a pass inside a running host; the bundled host's resident
+ * memory while idle; and how long a restarted host takes to its first pass.
+ */
+export const hostSection: BenchSection = {
+  name: 'host',
+  async run(ctx) {
+    await ready();
+    const bundle = await ensureBundle(ctx.repoDir, ctx.say);
+    const declarationFile = path.join(ctx.workDir, 'declaration.json');
+    await fs.writeFile(declarationFile, JSON.stringify({ resources: benchResources(HOST_FILES) }));
+    const figures: Figure[] = [];
+    const attempt = async (heads: FigureHead[], goals: Array<Goal | undefined>, work: () => Promise<Figure[]>): Promise<void> => {
+      try {
+        figures.push(...(await work()));
+      } catch (error) {
+        heads.forEach((head, index) => figures.push(failed(head, error, goals[index])));
+      }
+    };
+
+    const wholeProcess = (which: 'bundle' | 'checkout', argv0: readonly string[], runs: number) => {
+      const apply: FigureHead = { id: `host.apply.${which}`, group: 'host', label: `apply ${HOST_FILES} files, whole process (${which === 'bundle' ? 'bundle' : 'checkout bin/'})`, unit: 'ms' };
+      const noop: FigureHead = { id: `host.noop.${which}`, group: 'host', label: `no-op pass over them, whole process (${which === 'bundle' ? 'bundle' : 'checkout bin/'})`, unit: 'ms' };
+      const goals = which === 'bundle' ? [GOALS.apply, GOALS.noop] : [undefined, undefined];
+      return attempt([apply, noop], goals, async () => {
+        ctx.say(`host: ${runs} × apply and reconcile of ${HOST_FILES} files with the ${which === 'bundle' ? 'bundle' : 'checkout'}`);
+        const applied: MeasuredRun[] = [];
+        const noops: MeasuredRun[] = [];
+        for (let run = 0; run < runs; run += 1) {
+          const root = path.join(ctx.workDir, `${which}-${run}`);
+          await fs.mkdir(root);
+          applied.push(await timed(ctx, [...argv0, 'apply', declarationFile, '--root', root, '--json'], 'applied'));
+          noops.push(await timed(ctx, [...argv0, 'reconcile', '--root', root, '--json'], 'unchanged'));
+          await fs.rm(root, { recursive: true, force: true });
+        }
+        const how = `\`node … apply FILE --root DIR\`, spawn to exit, root on the temporary directory's file system; ${peakNote(applied.map((r) => r.peakMb))}`;
+        return [
+          measured(apply, applied.map((r) => r.ms), { ...(goals[0] === undefined ? {} : { goal: goals[0] }), note: how }),
+          measured(noop, noops.map((r) => r.ms), { ...(goals[1] === undefined ? {} : { goal: goals[1] }), note: `then \`reconcile --root DIR\`; ${peakNote(noops.map((r) => r.peakMb))}` }),
+        ];
+      });
+    };
+    await wholeProcess('bundle', [process.execPath, bundle], byMode(ctx, 1, 10));
+    if (ctx.mode === 'full') {
+      await wholeProcess('checkout', [process.execPath, path.join(ctx.repoDir, 'bin', 'nox-mesh-host')], 5);
+    } else {
+      figures.push(
+        notMeasured({ id: 'host.apply.checkout', group: 'host', label: `apply ${HOST_FILES} files, whole process (checkout bin/)`, unit: 'ms' }, 'full run only: a comparison, not a goal'),
+        notMeasured({ id: 'host.noop.checkout', group: 'host', label: 'no-op pass over them, whole process (checkout bin/)', unit: 'ms' }, 'full run only'),
+      );
+    }
+
+    const inHostApply: FigureHead = { id: 'host.apply.in_host', group: 'host', label: `apply ${HOST_FILES} files, reconcile inside a running host`, unit: 'ms' };
+    const inHostNoop: FigureHead = { id: 'host.noop.in_host', group: 'host', label: 'no-op reconcile inside a running host', unit: 'ms' };
+    await attempt([inHostApply, inHostNoop], [undefined, GOALS.inHostNoop], async () => {
+      const applyRuns = byMode(ctx, 1, 5);
+      const noopRuns = byMode(ctx, 5, 50);
+      ctx.say(`host: in-process reconcile passes (${applyRuns} applying, ${noopRuns} no-op)`);
+      const applied: number[] = [];
+      const noops: number[] = [];
+      for (let run = 0; run < applyRuns; run += 1) {
+        const root = path.join(ctx.workDir, `in-host-${run}`);
+        await fs.mkdir(root);
+        const { first, again } = await inHostPasses(root, run === 0 ? noopRuns : 0);
+        applied.push(first);
+        noops.push(...again);
+        await fs.rm(root, { recursive: true, force: true });
+      }
+      return [
+        measured(inHostApply, applied, { note: 'openHost once, then reconcilePass with the files held: the pass a declaration starts' }),
+        measured(inHostNoop, noops, { goal: GOALS.inHostNoop, note: 'reconcilePass again with nothing to change: the ten-minute drift pass' }),
+      ];
+    });
+
+    const hostedRss: FigureHead = { id: 'host.idle_rss.hosted', group: 'host', label: 'idle RSS of the bundled host, hosted (waiting for enrol)', unit: 'MB' };
+    await attempt([hostedRss], [GOALS.rss], async () => {
+      const runs = byMode(ctx, 1, 5);
+      const settleMs = byMode(ctx, 2000, 10_000);
+      ctx.say(`host: idle memory of \`run\` while hosted, ${runs} runs, ${settleMs / 1000} s to settle`);
+      const values: number[] = [];
+      for (let run = 0; run < runs; run += 1) {
+        const root = path.join(ctx.workDir, `hosted-${run}`);
+        await fs.mkdir(root);
+        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
+        try {
+          await host.waitFor(/^hosted: /m);
+          await sleep(settleMs);
+          values.push(residentMb(host.pid));
+        } finally {
+          await host.stop();
+        }
+      }
+      return [measured(hostedRss, values, { goal: GOALS.rss, note: `VmRSS from /proc/<pid>/status ${settleMs / 1000} s after it said it is hosted` })];
+    });
+
+    const startToPass: FigureHead = { id: 'host.start_to_first_reconcile', group: 'host', label: `start to first reconcile, enrolled, holding ${HOST_FILES} files (bundle)`, unit: 'ms' };
+    const enrolledRss: FigureHead = { id: 'host.idle_rss.enrolled', group: 'host', label: `idle RSS of the bundled host, enrolled, holding ${HOST_FILES} files`, unit: 'MB' };
+    await attempt([startToPass, enrolledRss], [undefined, GOALS.rss], async () => {
+      const runs = byMode(ctx, 1, 10);
+      const settleMs = byMode(ctx, 2000, 10_000);
+      ctx.say(`host: start to first reconcile of an enrolled host, ${runs} runs`);
+      const root = path.join(ctx.workDir, 'enrolled');
+      // The broker named in the pins is a closed port: the host reconciles from its store
+      // whether or not it can link, and its link backs off quietly meanwhile.
+      await writeEnrolledStore(path.join(root, DEFAULT_SETTINGS.stateDir), { node: 'bench', resources: benchResources(HOST_FILES), brokerUrl: `tls://127.0.0.1:${await freePort()}` });
+      const starts: number[] = [];
+      const memory: number[] = [];
+      // Run 0 applies the files; the runs after it are restarts over a machine already right.
+      for (let run = 0; run <= runs; run += 1) {
+        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
+        try {
+          const passAt = await host.waitFor(/^pass \([^)]*\): /m, { timeoutMs: 60_000 });
+          if (run === 0) continue;
+          starts.push(passAt - host.startedAt);
+          if (run <= byMode(ctx, 1, 3)) {
+            await sleep(settleMs);
+            memory.push(residentMb(host.pid));
+          }
+        } finally {
+          await host.stop();
+        }
+      }
+      return [
+        measured(startToPass, starts, { note: 'spawn of `node nox-mesh-host.cjs run` to its log line `pass (start): …`; the files already in place (a restart)' }),
+        measured(enrolledRss, memory, { goal: GOALS.rss, note: `VmRSS ${settleMs / 1000} s after its first pass; its broker does not answer, so the link is backing off` }),
+      ];
+    });
+    return figures;
+  },
+};
+
+/** Times one whole command, spawn to exit, and checks it did what it was asked. */
+async function timed(ctx: BenchContext, argv: readonly string[], outcome: 'applied' | 'unchanged'): Promise<MeasuredRun> {
+  const run = await runMeasured(argv as [string, ...string[]], { cwd: ctx.workDir, timeoutMs: 300_000 });
+  expectOutcomes(run.result, outcome);
+  return run;
+}
+
+/** Refuses a run that did not do the work: every resource must have come out `outcome`. */
+function expectOutcomes(result: CliResult, outcome: 'applied' | 'unchanged'): void {
+  if (result.code !== 0) throw new Error(`\`${result.command}\` exited ${result.code ?? result.signal}: ${result.stderr.slice(0, 500)}`);
+  const report = JSON.parse(result.stdout) as PassReport;
+  const count = report.counts[outcome] ?? 0;
+  if (count !== HOST_FILES + 1) throw new Error(`\`${result.command}\` did not leave every resource ${outcome}: ${JSON.stringify(report.counts)}`);
+}
+
+/**
+ * A host opened in this process the way `run` opens it (its profile's appliers, the adopter),
+ * the files held as a hand-applied declaration; the first pass applies them and `noops` more
+ * passes find nothing to do. Returns each pass's own duration.
+ */
+async function inHostPasses(root: string, noops: number): Promise<{ first: number; again: number[] }> {
+  const runner = new ProcessRunner();
+  const profile = await detectProfile({ root, runner });
+  const host = await openHost({ ...DEFAULT_SETTINGS, root, stateDir: path.join(root, DEFAULT_SETTINGS.stateDir) }, { runner, appliers: appliersForProfile(profile), adopter: createAdopter() });
+  try {
+    const resources = benchResources(HOST_FILES);
+    await host.state.update((state) => ({ ...state, local_resources: resources }));
+    const pass = async (outcome: 'applied' | 'unchanged'): Promise<number> => {
+      const started = performance.now();
+      const report = await reconcilePass(host, ['declaration']);
+      const ms = performance.now() - started;
+      if ((report.counts[outcome] ?? 0) !== resources.length) throw new Error(`an in-host pass did not leave every resource ${outcome}: ${JSON.stringify(report.counts)}`);
+      return ms;
+    };
+    const first = await pass('applied');
+    const again: number[] = [];
+    for (let run = 0; run < noops; run += 1) again.push(await pass('unchanged'));
+    if (host.state.current().owned.resources.length !== resources.length) {
+      throw new Error(`the host owns ${host.state.current().owned.resources.length} resources after the passes, not ${resources.length} (${resources.map(resourceKey)[1]} …)`);
+    }
+    return { first, again };
+  } finally {
+    await host.close();
+  }
+}

@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/** The kernel's clock ticks per second (`getconf CLK_TCK`), in which /proc/<pid>/stat counts CPU time. */
+export function clockTicksPerSecond(): number {
+  if (ticksPerSecond === undefined) {
+    const text = execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim();
+    const value = Number(text);
+    ticksPerSecond = Number.isInteger(value) && value > 0 ? value : 100;
+  }
+  return ticksPerSecond;
+}
+
+/** Resident memory of process `pid` in MB (VmRSS of /proc/<pid>/status). */
+export function residentMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  if (match === null) throw new Error(`/proc/${pid}/status has no VmRSS line: the process has ended`);
+  return Number(match[1]) / 1024;
+}
+
+/**
+ * CPU time process `pid` has used so far, user and system together, in seconds (fields 14 and
+ * 15 of /proc/<pid>/stat, after the command name, which may itself hold spaces and brackets).
+ */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // afterName[0] is field 3 (state): utime is field 14, stime field 15.
+  const utime = Number(afterName[11]);
+  const stime = Number(afterName[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/${pid}/stat could not be read: ${stat.slice(0, 120)}`);
+  return (utime + stime) / clockTicksPerSecond();
+}
+
+/**
+ * CPU time of process `pid` and of its children alive now, in seconds: a PostgreSQL server is
+ * its postmaster and one backend per connection. A child that has ended takes its time with it.
+ */
+export function treeCpuSeconds(pid: number): number {
+  let total = cpuSeconds(pid);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === pid) total += cpuSeconds(Number(entry));
+    } catch {
+      // Ended while the list was read.
+    }
+  }
+  return total;
+}
