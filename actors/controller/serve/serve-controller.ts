@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import { LEASE_TIMINGS, type LeaseTimings } from '../../../machines/lease.machine';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
-import { runRootSupervisor, type RootSupervisor } from '../../shared/supervisor/run-root-supervisor';
+import { runRootSupervisor, type RootSupervisor, type RootSupervisorOptions } from '../../shared/supervisor/run-root-supervisor';
 import { supervise, type ChildSpec, type SupervisorSpec } from '../../shared/supervisor/supervise';
 import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
 import type { OperatorError } from '../../shared/operator-error';
@@ -61,6 +61,13 @@ export interface ServeControllerOptions extends OpenControllerOptions {
   storeCheckEveryMs?: number;
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
+  /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
+  clock?: RootSupervisorOptions['clock'];
+  /**
+   * Children put after the controller's own, under the same root and limits: for tests that
+   * drive one slot of the real tree (model-tests/supervisor-controller-tree.model.test.ts).
+   */
+  extraChildren?: readonly ChildSpec[];
 }
 
 /** A controller serving: its context, verbs, lease and tree, and how to stop it. */
@@ -73,6 +80,8 @@ export interface ServingController {
   status: StatusBoard;
   /** The live supervision tree. */
   tree(): SupervisionTreeNode;
+  /** The root supervisor itself: its actor (each child's slot is a child of it) and its outcome. */
+  readonly root: RootSupervisor;
   /**
    * Makes a child of the tree fail with `reason` as a crash would (its work stopped, then
    * restarted by its supervisor after a backoff). False when no such child is running.
@@ -203,7 +212,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       await finish(error, false);
     })();
   };
-  running.root = runRootSupervisor(
+  const root = runRootSupervisor(
     supervise({
       name: 'controller',
       ...CONTROLLER_SUPERVISION,
@@ -213,11 +222,12 @@ export async function serveController(dir: string, options: ServeControllerOptio
         childOf(storeService(ctx.store, options.storeCheckEveryMs)),
         { id: 'lease', logic: leaseLogic({ lease: kvLease, gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
         ...services.map(childOf),
+        ...(options.extraChildren ?? []),
       ],
     }),
     {
       // Given outright: an options object whose `clock` is undefined would take XState's place.
-      clock: SYSTEM_CLOCK,
+      clock: options.clock ?? SYSTEM_CLOCK,
       onEscalate: (given) => {
         escalation = given;
         ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`);
@@ -227,6 +237,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       },
     },
   );
+  running.root = root;
 
   const serving: ServingController = {
     ctx,
@@ -234,6 +245,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
     lease: gate,
     status: board,
     tree,
+    root,
     kill: (child, reason) => ledger.kill(child, reason),
     ended,
     stop: () =>

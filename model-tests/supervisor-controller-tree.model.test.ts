@@ -1,0 +1,196 @@
+/**
+ * The supervisor machine's paths, walked by the real controller tree.
+ *
+ * Each path serves a real controller (`serveController`: bus, store, lease, broker users, every
+ * part, status, control) over a real broker and a real PostgreSQL, with the model's limits as the
+ * root's limits and a simulated clock as the actor system's clock. One slot of that root is the
+ * model's slot: a transient child `worker` put under the root beside the controller's own
+ * children, a FakeChild the drivers fail or finish on command. Every child the controller has of
+ * its own is permanent, so its clean end reaches its slot as a failure and the machine's
+ * `child.done → stopped` could not be walked on any of them; the worker is there to walk it.
+ *
+ * What is real here, and asserted at every state: the root and its limits, the tree as
+ * `mesh-control tree` answers it over the bus, the siblings that keep running while the worker
+ * fails (one-for-one), and on escalation the whole controller ending with SupervisorEscalated
+ * naming the worker and its last error, its lease given back.
+ */
+import { SimulatedClock } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { restartDelay, supervisorMachine } from '../machines/supervisor.machine';
+import type { SupervisorInput } from '../machines/supervisor.machine';
+import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
+import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-tree';
+import { SupervisorEscalated } from '../actors/shared/supervisor/supervisor-escalated';
+import type { OperatorError } from '../actors/shared/operator-error';
+import { startTestPostgres } from '../actors/shared/testing/test-postgres';
+import type { TestPostgres } from '../actors/shared/testing/test-postgres';
+import { callController } from '../actors/controller/control/call-controller';
+import { serveController } from '../actors/controller/serve/serve-controller';
+import type { ServingController } from '../actors/controller/serve/serve-controller';
+import { startTestMesh } from '../actors/controller/serve/testing/test-mesh';
+import type { TestMesh } from '../actors/controller/serve/testing/test-mesh';
+import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
+
+const input: SupervisorInput = {
+  child: 'worker',
+  maxRestarts: 2,
+  windowMs: 1_000,
+  // The second restart would wait 200 ms: the cap of 150 ms is on the paths too.
+  backoff: { baseMs: 100, maxMs: 150 },
+};
+
+let postgres: TestPostgres;
+let mesh: TestMesh;
+
+beforeAll(async () => {
+  postgres = await startTestPostgres();
+  mesh = await startTestMesh({ database: postgres.url });
+}, 60_000);
+
+afterAll(async () => {
+  await mesh?.stop();
+  await postgres?.stop();
+});
+
+interface Rig {
+  clock: SimulatedClock;
+  child: FakeChild;
+  serving: ServingController;
+  /** The controller's own children, as the tree listed them when it started. */
+  siblings: string[];
+  /** Incarnations the model says have been started so far. */
+  started: number;
+}
+
+function slotOf(rig: Rig): AnyActorRef {
+  const slot = rig.serving.root.actor.getSnapshot().children[input.child] as AnyActorRef | undefined;
+  if (slot === undefined) throw new Error('the controller tree has no slot for the worker any more');
+  return slot;
+}
+
+function nodeOf(tree: SupervisionTreeNode, id: string): SupervisionTreeNode {
+  const node = tree.children.find((child) => child.id === id);
+  if (node === undefined) throw new Error(`the tree has no ${id}: ${JSON.stringify(tree)}`);
+  return node;
+}
+
+/** The tree as an operator sees it: asked over the bus, the way `mesh-control tree` asks. */
+async function servedTree(): Promise<{ tree: SupervisionTreeNode; text: string }> {
+  const answer = await callController(mesh.dir, 'tree', {});
+  return { tree: answer.result as SupervisionTreeNode, text: answer.text };
+}
+
+/** How the controller ended, once it has; undefined while it serves. */
+async function endedWith(rig: Rig): Promise<OperatorError | undefined> {
+  return Promise.race([rig.serving.ended, settle().then(() => undefined)]);
+}
+
+/** The worker's slot is in `state` and every one of the controller's own children runs beside it. */
+async function expectServedWithWorker(rig: Rig, state: string, snapshot: { context: { recentRestarts: number; lastError: string | undefined } }): Promise<void> {
+  const { tree, text } = await servedTree();
+  expect(tree.state).toBe('supervising');
+  const worker = nodeOf(tree, input.child);
+  expect(worker.state).toBe(state);
+  expect(worker.restarts).toBe(snapshot.context.recentRestarts);
+  expect(worker.last_error).toBe(snapshot.context.lastError);
+  expect(text).toMatch(new RegExp(`└─ worker +${state}`));
+  for (const sibling of rig.siblings) expect(`${sibling} ${nodeOf(tree, sibling).state}`).toBe(`${sibling} running`);
+  expect(rig.serving.lease.isActing()).toBe(true);
+  expect(await endedWith(rig)).toBeUndefined();
+}
+
+describeModel({
+  machine: supervisorMachine,
+  name: 'supervisor on the controller tree',
+  coverageFile: '.test-results/model-coverage/supervisor-controller-tree.json',
+  input,
+  timeoutMs: 30_000,
+  async setup(): Promise<Rig> {
+    const clock = new SimulatedClock();
+    const child = new FakeChild();
+    const serving = await serveController(mesh.dir, {
+      clock,
+      supervision: { maxRestarts: input.maxRestarts, windowMs: input.windowMs, backoff: input.backoff },
+      extraChildren: [{ id: input.child, logic: child.logic, restart: 'transient' }],
+      log: () => undefined,
+    });
+    const siblings = serving.tree().children.map((node) => node.id).filter((id) => id !== input.child);
+    return { clock, child, serving, siblings, started: 1 };
+  },
+  async teardown(rig) {
+    await rig.serving.stop();
+  },
+  events: {
+    'xstate.error.actor.child': {
+      samples: { 'connection refused': errorEvent('child', new Error('connection refused')) },
+      async drive(rig, event: { error: Error }) {
+        rig.child.current.fail(event.error.message);
+        await settle();
+      },
+    },
+    'xstate.done.actor.child': {
+      samples: [doneEvent('child', undefined)],
+      async drive(rig) {
+        rig.child.current.finish();
+        await settle();
+      },
+    },
+    'supervisor.stop': {
+      async drive(rig) {
+        const running = rig.child.current;
+        const wasRunning = !running.ended && !running.stopped;
+        slotOf(rig).send({ type: 'supervisor.stop' });
+        await settle();
+        if (wasRunning) expect(running.stopped).toBe(true);
+      },
+    },
+    [afterEventType('restartDelay', 'supervisor.backingOff')]: {
+      drive(rig, _event, step) {
+        const delay = restartDelay(input.backoff, step.from.context.recentRestarts);
+        rig.clock.increment(delay - 1);
+        expect(rig.child.incarnations).toHaveLength(rig.started);
+        rig.clock.increment(1);
+        rig.started += 1;
+      },
+    },
+    [afterEventType('restartWindow', 'supervisor.running')]: {
+      drive(rig, _event, step) {
+        rig.clock.increment(input.windowMs - 1);
+        expect(nodeOf(rig.serving.tree(), input.child).restarts).toBe(step.from.context.recentRestarts);
+        rig.clock.increment(1);
+      },
+    },
+  },
+  states: {
+    async running(rig, snapshot) {
+      await expectServedWithWorker(rig, 'running', snapshot);
+      expect(rig.child.incarnations).toHaveLength(rig.started);
+      expect(rig.child.running).toBe(1);
+    },
+    async backingOff(rig, snapshot) {
+      await expectServedWithWorker(rig, 'backingOff', snapshot);
+      expect(rig.child.running).toBe(0);
+    },
+    async escalated(rig, snapshot) {
+      const ended = await rig.serving.ended;
+      expect(ended).toBeInstanceOf(SupervisorEscalated);
+      expect((ended as SupervisorEscalated).report).toMatchObject({ child: input.child, error: snapshot.context.lastError });
+      expect(ended.message).toContain('gave up on child "worker"');
+      expect(rig.child.running).toBe(0);
+      // The whole controller stopped: no child of the root is alive, and the lease was given back.
+      expect(Object.keys(rig.serving.root.actor.getSnapshot().children)).toEqual([]);
+      expect(rig.serving.lease.isActing()).toBe(false);
+      expect(rig.serving.lease.heldRevision()).toBeNull();
+    },
+    async stopped(rig) {
+      // The worker's work is over; the controller and every other child serve on.
+      const { tree } = await servedTree();
+      expect(tree.state).toBe('supervising');
+      expect(nodeOf(tree, input.child).state).toBe('stopped');
+      for (const sibling of rig.siblings) expect(`${sibling} ${nodeOf(tree, sibling).state}`).toBe(`${sibling} running`);
+      expect(rig.child.running).toBe(0);
+      expect(rig.child.incarnations).toHaveLength(rig.started);
+      expect(await endedWith(rig)).toBeUndefined();
+    },
+  },
+});
