@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { ApplyFailed } from './applier';
-import { errnoCode, errorText, resolveUnderRoot } from './root-path';
+import { errnoCode, errorText, resolveUnderRootSync } from './root-path';
 
 // Owners and groups are declared by name or number and compared by number, because the
 // machine stores numbers. Names are looked up in the machine's own /etc/passwd and /etc/group
@@ -59,30 +59,66 @@ async function resolveAccount(root: string, declared: string, kind: 'user' | 'gr
     if (id > MAX_ID) throw new ApplyFailed(`${kind} id ${declared} is out of range (0-${MAX_ID}); declare a real id or a name`);
     return { id };
   }
-  const real = await resolveUnderRoot(root, file);
-  let text: string | undefined;
+  const real = resolveUnderRootSync(root, file);
+  let ids: ReadonlyMap<string, number> | undefined;
   try {
-    text = await readFile(real, 'utf8');
+    ids = accountIds(real);
   } catch (error) {
-    if (errnoCode(error) !== 'ENOENT') throw new ApplyFailed(`cannot read ${real} to find ${kind} ${JSON.stringify(declared)}: ${errorText(error)}`, { cause: error });
+    throw new ApplyFailed(`cannot read ${real} to find ${kind} ${JSON.stringify(declared)}: ${errorText(error)}`, { cause: error });
   }
-  const id = text === undefined ? undefined : idIn(text, declared);
+  const id = ids?.get(declared);
   if (id !== undefined) return { id, name: declared };
   // Id 0 is root on every Linux; a minimal image or a bare test root without account files
   // still takes the default owner and group.
   if (declared === 'root') return { id: 0, name: declared };
-  throw new UnknownAccount(kind, declared, real, text === undefined);
+  throw new UnknownAccount(kind, declared, real, ids === undefined);
+}
+
+interface ParsedAccounts {
+  /** What identifies this version of the file: a rewrite (useradd renames a new file in) changes it. */
+  version: string;
+  ids: ReadonlyMap<string, number>;
+}
+
+// Every file and directory looks up its owner and group: a pass over a thousand files would read
+// and split /etc/passwd two thousand times. The parsed names are kept per file and read again
+// whenever the file's inode, size or modification time says it changed.
+const parsed = new Map<string, ParsedAccounts>();
+
+/** The names and ids in an account file, or undefined when it does not exist. */
+function accountIds(real: string): ReadonlyMap<string, number> | undefined {
+  const stats = statSync(real, { throwIfNoEntry: false, bigint: true });
+  if (stats === undefined) {
+    parsed.delete(real);
+    return undefined;
+  }
+  const version = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+  const known = parsed.get(real);
+  if (known?.version === version) return known.ids;
+  let text: string;
+  try {
+    text = readFileSync(real, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  const ids = idsIn(text);
+  parsed.set(real, { version, ids });
+  return ids;
 }
 
 // passwd is name:password:uid:…, group is name:password:gid:…; the id is the third field in both.
-function idIn(text: string, name: string): number | undefined {
+// The first line naming an account wins, as it does for getpwnam.
+function idsIn(text: string): Map<string, number> {
+  const ids = new Map<string, number>();
   for (const line of text.split('\n')) {
     // NIS compat entries (+name, -name) name no local id.
     if (line === '' || line.startsWith('#') || line.startsWith('+') || line.startsWith('-')) continue;
     const fields = line.split(':');
-    if (fields[0] !== name || fields.length < 3) continue;
+    const name = fields[0] ?? '';
+    if (fields.length < 3 || ids.has(name)) continue;
     const id = fields[2] ?? '';
-    if (/^[0-9]+$/.test(id) && Number(id) <= MAX_ID) return Number(id);
+    if (/^[0-9]+$/.test(id) && Number(id) <= MAX_ID) ids.set(name, Number(id));
   }
-  return undefined;
+  return ids;
 }

@@ -1,5 +1,6 @@
 import type { Resource } from '../../../schema/resource';
 import type { CommandRunner } from '../../shared/process/command-runner';
+import type { DirectorySyncBarrier } from './directory-sync-barrier';
 
 /**
  * What every applier is given. Everything an applier touches resolves under `root`, so a whole
@@ -16,6 +17,12 @@ export interface ApplyContext {
   hostUnit: string;
   /** Leaving the apply (a newer declaration, shutdown) aborts the work in progress. */
   signal?: AbortSignal;
+  /**
+   * When given, directories changed by a write are synced when the barrier is flushed rather
+   * than after every file: the caller flushes it before recording the work (converge does).
+   * Without one, every write syncs its directory before it returns.
+   */
+  barrier?: DirectorySyncBarrier;
 }
 
 /**
@@ -48,6 +55,17 @@ export interface Applier<R extends Resource = Resource> {
   refuse?(resource: R, ctx: ApplyContext): string | undefined;
   observe(resource: R, ctx: ApplyContext): Promise<Observation>;
   apply(resource: R, ctx: ApplyContext): Promise<ApplyOutcome>;
+  /**
+   * Optional: does ahead, side by side, the slow part of applying `resources`, which are about to
+   * be applied one by one in this order (files: the new content written and synced beside each
+   * path, so that `apply` only renames it in place and the syncs of a batch share the file
+   * system's journal commits). Nothing the machine shows changes here. A resource it cannot
+   * prepare is simply applied the usual way; what `apply` does not take is removed by
+   * `discardPrepared`, which the caller runs after the batch whatever happened.
+   */
+  prepare?(resources: readonly R[], ctx: ApplyContext): Promise<void>;
+  /** Removes whatever `prepare` made that `apply` did not use. */
+  discardPrepared?(ctx: ApplyContext): void;
   /** Undoes what the host made for an owned resource that is no longer declared. */
   remove(key: string, ctx: ApplyContext): Promise<Removal>;
   /**

@@ -1,18 +1,18 @@
-import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readdir, rmdir } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, rmdirSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
-import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsent, resolveUnderRoot } from './root-path';
+import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 
 // A directory resource is the directory itself (its existence, mode and ownership), never its
 // contents. So removal takes away only an empty directory: anything inside was put there by
 // someone else (a package, a service, a person), and the host removes only what it made. A
 // directory left because it is not empty is reported as a failed removal with what it holds,
 // so the person reading the report decides; it is never removed recursively.
+//
+// The system calls are synchronous, for the reason given in root-path.ts.
 
 const SHOWN_ENTRIES = 5;
 
@@ -29,8 +29,8 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async observe(resource: DirectoryResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = await resolveUnderRoot(ctx.root, resource.path);
-      const stats = await lstatOrAbsent(real);
+      const real = resolveUnderRootSync(ctx.root, resource.path);
+      const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no directory at ${resource.path}`] };
       if (!stats.isDirectory()) {
         return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a directory is declared`] };
@@ -48,21 +48,21 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const mode = parseMode(resource.mode);
     const uid = (await resolveUser(ctx.root, resource.owner)).id;
     const gid = (await resolveGroup(ctx.root, resource.group)).id;
-    const real = await resolveUnderRoot(ctx.root, resource.path);
+    const real = resolveUnderRootSync(ctx.root, resource.path);
     try {
-      const stats = await lstatOrAbsent(real);
+      const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isDirectory()) {
         const instead = stats.isFile() ? ' or declare a file' : '';
         throw new ApplyFailed(`${kindOf(stats)} is at ${resource.path}, where a directory is declared; remove it by hand${instead}`);
       }
       let created: string[] = [];
       if (stats === undefined) {
-        created = await createMissingDirectories(dirname(real));
+        created = createMissingDirectories(dirname(real));
         // Made closed, then opened up to the declared mode once it has the declared owner, so it is
         // never reachable with the declared mode and the wrong owner.
-        await mkdir(real, { mode: 0o700 });
+        mkdirSync(real, { mode: 0o700 });
       }
-      await setAttributes(real, { mode, uid, gid });
+      setAttributes(real, { mode, uid, gid });
       return created.length === 0 ? {} : { output: madeParents(resource.path, created.length) };
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
@@ -72,20 +72,20 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = await resolveUnderRoot(ctx.root, path);
-    const stats = await lstatOrAbsent(real);
+    const real = resolveUnderRootSync(ctx.root, path);
+    const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
     if (!stats.isDirectory()) {
       throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host made; remove it by hand if it is not wanted`);
     }
     try {
-      await rmdir(real);
+      rmdirSync(real);
       return 'removed';
     } catch (error) {
       const code = errnoCode(error);
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
     }
-    const entries = (await readdir(real)).sort();
+    const entries = readdirSync(real).sort();
     const shown = entries.slice(0, SHOWN_ENTRIES).join(', ');
     const more = entries.length > SHOWN_ENTRIES ? ` and ${entries.length - SHOWN_ENTRIES} more` : '';
     throw new ApplyFailed(
@@ -97,13 +97,13 @@ export const directoryApplier: Applier<DirectoryResource> = {
   async keepOriginal(resource: DirectoryResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
     // Applying changes only the directory's mode and owner, so those are what is kept; the
     // contents are not the resource and are never touched.
-    const real = await resolveUnderRoot(ctx.root, resource.path);
-    const stats = await lstatOrAbsent(real);
+    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const kept = `${join(dir, resource.path)}.meta.json`;
     // The first copy is the machine's; keeping again would record what the host had set.
-    if ((await lstatOrAbsent(kept)) !== undefined) return kept;
-    await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
+    if (lstatOrAbsentSync(kept) !== undefined) return kept;
+    mkdirSync(dirname(kept), { recursive: true, mode: 0o700 });
     const record = {
       path: resource.path,
       shape: 'directory',
@@ -112,12 +112,13 @@ export const directoryApplier: Applier<DirectoryResource> = {
       gid: stats.gid,
       mtime: stats.mtime.toISOString(),
     };
-    const handle = await open(kept, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+    const fd = openSync(kept, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
     try {
-      await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
-      await handle.sync();
+      const bytes = Buffer.from(`${JSON.stringify(record, null, 2)}\n`);
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+      fsyncSync(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
     return kept;
   },
@@ -129,10 +130,10 @@ export const directoryApplier: Applier<DirectoryResource> = {
  * and returns the real paths it made. `realDir` must come from {@link resolveUnderRoot}, so
  * every directory that exists on the way has already been checked.
  */
-export async function createMissingDirectories(realDir: string): Promise<string[]> {
+export function createMissingDirectories(realDir: string): string[] {
   const missing: string[] = [];
   for (let current = realDir; ; current = dirname(current)) {
-    const stats = await lstatOrAbsent(current);
+    const stats = lstatOrAbsentSync(current);
     if (stats !== undefined) {
       if (!stats.isDirectory()) throw new ApplyFailed(`${current} is ${kindOf(stats)}, not a directory; remove it by hand or declare another path`);
       break;
@@ -143,14 +144,14 @@ export async function createMissingDirectories(realDir: string): Promise<string[
   const made: string[] = [];
   for (const directory of missing) {
     try {
-      await mkdir(directory, { mode: 0o700 });
+      mkdirSync(directory, { mode: 0o700 });
     } catch (error) {
       // Someone else made it meanwhile: theirs, so left as it is (the next mkdir or open says
       // if it is not a directory).
       if (errnoCode(error) !== 'EEXIST') throw error;
       continue;
     }
-    await setAttributes(directory, { mode: PARENT_DIRECTORY_MODE, uid: 0, gid: 0 });
+    setAttributes(directory, { mode: PARENT_DIRECTORY_MODE, uid: 0, gid: 0 });
     made.push(directory);
   }
   return made;
@@ -160,19 +161,19 @@ export async function createMissingDirectories(realDir: string): Promise<string[
  * Sets a directory's owner and mode through a descriptor opened without following a link, so a
  * link swapped in meanwhile is refused rather than followed.
  */
-async function setAttributes(real: string, want: { mode: number; uid: number; gid: number }): Promise<void> {
-  let handle: FileHandle;
+function setAttributes(real: string, want: { mode: number; uid: number; gid: number }): void {
+  let fd: number;
   try {
-    handle = await open(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOTDIR' || code === 'ELOOP') throw new ApplyFailed(`${real} is not a directory (it changed while the host worked); apply again`, { cause: error });
     throw error;
   }
   try {
-    await setOwnerAndMode(handle, want);
+    setOwnerAndMode(fd, want);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -181,12 +182,12 @@ async function setAttributes(real: string, want: { mode: number; uid: number; gi
  * inode is left alone. Owner first: chown clears setuid and setgid bits, which the mode may
  * declare, so the mode is set again after any chown. Synced, so a crash keeps what was reported.
  */
-export async function setOwnerAndMode(handle: FileHandle, want: { mode: number; uid: number; gid: number }): Promise<void> {
-  const stats = await handle.stat();
+export function setOwnerAndMode(fd: number, want: { mode: number; uid: number; gid: number }): void {
+  const stats = fstatSync(fd);
   const chown = stats.uid !== want.uid || stats.gid !== want.gid;
-  if (chown) await handle.chown(want.uid, want.gid);
-  if (chown || (stats.mode & 0o7777) !== want.mode) await handle.chmod(want.mode);
-  if (chown || (stats.mode & 0o7777) !== want.mode) await handle.sync();
+  if (chown) fchownSync(fd, want.uid, want.gid);
+  if (chown || (stats.mode & 0o7777) !== want.mode) fchmodSync(fd, want.mode);
+  if (chown || (stats.mode & 0o7777) !== want.mode) fsyncSync(fd);
 }
 
 async function attributeDifferences(resource: DirectoryResource, root: string, stats: { mode: number; uid: number; gid: number }): Promise<string[]> {

@@ -264,3 +264,47 @@ describe('fileApplier.keepOriginal', () => {
     expect(await fileApplier.keepOriginal(file(), ctx, join(scratch, 'originals'))).toBeUndefined();
   });
 });
+
+describe('fileApplier.prepare', () => {
+  const temporaries = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((name) => name.endsWith('.tmp'));
+
+  test('writes the new content beside the file without changing it, and apply then puts it in place', async () => {
+    const real = await existing('/etc/app.conf', 'listen 8080\n', 0o600);
+    await fileApplier.prepare?.([file({ mode: '0640' })], ctx);
+    expect(await readFile(real, 'utf8')).toBe('listen 8080\n');
+    const [prepared] = await temporaries(join(root, 'etc'));
+    expect(prepared).toMatch(/^\.app\.conf\.nox-[0-9a-f]{12}\.tmp$/);
+    expect((await stat(join(root, 'etc', prepared as string))).mode & 0o7777).toBe(0o640);
+
+    await fileApplier.apply(file({ mode: '0640' }), ctx);
+    expect(await readFile(real, 'utf8')).toBe('listen 80\n');
+    expect((await stat(real)).mode & 0o7777).toBe(0o640);
+    expect(await temporaries(join(root, 'etc'))).toEqual([]);
+    expect(await fileApplier.observe(file({ mode: '0640' }), ctx)).toEqual({ present: true, differences: [] });
+  });
+
+  test('does not use what it prepared when the declaration changed before apply, and writes what is declared', async () => {
+    await existing('/etc/app.conf', 'listen 8080\n');
+    await fileApplier.prepare?.([file({ content: { text: 'old plan\n' } })], ctx);
+    await fileApplier.apply(file({ content: { text: 'new plan\n' } }), ctx);
+    expect(await readFile(join(root, 'etc/app.conf'), 'utf8')).toBe('new plan\n');
+    expect(await temporaries(join(root, 'etc'))).toEqual([]);
+  });
+
+  test('prepares nothing where apply has work of its own to do: a missing directory, content already right', async () => {
+    await existing('/etc/app.conf', 'listen 80\n', 0o600);
+    await fileApplier.prepare?.([file(), file({ path: '/srv/new/app.conf' })], ctx);
+    expect(await temporaries(join(root, 'etc'))).toEqual([]);
+    await fileApplier.apply(file({ path: '/srv/new/app.conf' }), ctx);
+    expect(await readFile(join(root, 'srv/new/app.conf'), 'utf8')).toBe('listen 80\n');
+  });
+
+  test('leaves no temporary behind once what apply did not take is discarded', async () => {
+    await mkdir(join(root, 'etc'), { recursive: true });
+    await fileApplier.prepare?.([file(), file({ path: '/etc/other.conf' })], ctx);
+    expect(await temporaries(join(root, 'etc'))).toHaveLength(2);
+    await fileApplier.apply(file(), ctx);
+    fileApplier.discardPrepared?.(ctx);
+    expect(await readdir(join(root, 'etc'))).toEqual(['app.conf']);
+  });
+});

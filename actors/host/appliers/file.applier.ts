@@ -1,27 +1,32 @@
 import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { createMissingDirectories, formatMode, madeParents, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
-import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsent, resolveUnderRoot } from './root-path';
+import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced, and renamed over the path, then the directory is synced. A reader (or a
 // crash) sees the old file or the new one, never part of either. Only a regular file is ever
 // replaced: a directory, link, socket or device at the path was put there by someone else, and
 // writing over it could destroy what the host does not own, so apply refuses and says so.
+//
+// The system calls are synchronous, for the reason given in root-path.ts: small files on a local
+// disk, where a thread-pool round trip per call cost more than the calls themselves.
 
 // Files larger than this are compared by streaming rather than read whole.
 const CHUNK = 1024 * 1024;
 // A temporary name adds ".<name>.<12 hex>.tmp"; names are cut so it stays under NAME_MAX (255).
 const MAX_TEMP_STEM = 200;
 const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+// A temporary is `.<name>.nox-<12 hex>.tmp`: marked, so a sweep of a directory never takes a
+// file of some other program's that happens to end in hex and `.tmp`.
+const TEMPORARY_MARK = 'nox-';
+const TEMPORARY_NAME = /^\..+\.nox-[0-9a-f]{12}\.tmp$/;
 
 /** Writes, checks and removes declared files. */
 export const fileApplier: Applier<FileResource> = {
@@ -33,27 +38,52 @@ export const fileApplier: Applier<FileResource> = {
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = await resolveUnderRoot(ctx.root, resource.path);
-      const stats = await lstatOrAbsent(real);
+      const real = resolveUnderRootSync(ctx.root, resource.path);
+      const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
       if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
       const want = declaredBytes(resource);
       const differences: string[] = [];
-      const opened = await openRegular(real, resource.path);
+      const opened = openRegular(real, resource.path);
       try {
-        const current = await opened.stat();
-        if (!(await sameContent(opened, current, want))) differences.push(`content differs (${current.size} bytes, declared ${want.length})`);
+        const current = opened.stats;
+        if (!sameContent(opened.fd, current, want)) differences.push(`content differs (${current.size} bytes, declared ${want.length})`);
         const mode = current.mode & 0o7777;
         if (mode !== parseMode(resource.mode)) differences.push(`mode is ${formatMode(mode)}, declared ${resource.mode}`);
         differences.push(...(await ownershipDifferences(ctx.root, resource, current)));
       } finally {
-        await opened.close();
+        closeSync(opened.fd);
       }
       return { present: true, differences };
     } catch (error) {
       const reason = error instanceof ApplyFailed ? error.message : `cannot read ${resource.path}: ${errorText(error)}`;
       return { present: false, differences: [reason], unreadable: reason };
     }
+  },
+
+  async prepare(resources: readonly FileResource[], ctx: ApplyContext): Promise<void> {
+    const staged: Array<{ fd: number; real: string; entry: PreparedFile }> = [];
+    for (const resource of resources) {
+      if (ctx.signal?.aborted) break;
+      const made = await stageFile(resource, ctx).catch(() => undefined);
+      if (made !== undefined) staged.push(made);
+    }
+    // Synced side by side: a journalling file system commits concurrent syncs together, where
+    // one after another each waits for its own commit.
+    const synced = await inParallel(staged, PREPARE_SYNCS, ({ fd }) => new Promise<boolean>((resolve) => fsync(fd, (error) => resolve(error === null))));
+    const kept = preparedOf(ctx);
+    staged.forEach(({ fd, real, entry }, index) => {
+      closeSync(fd);
+      if (synced[index] === true) kept.set(real, entry);
+      else rmSync(entry.temporary, { force: true });
+    });
+  },
+
+  discardPrepared(ctx: ApplyContext): void {
+    const kept = prepared.get(ctx);
+    if (kept === undefined) return;
+    for (const entry of kept.values()) rmSync(entry.temporary, { force: true });
+    kept.clear();
   },
 
   async apply(resource: FileResource, ctx: ApplyContext): Promise<ApplyOutcome> {
@@ -64,28 +94,29 @@ export const fileApplier: Applier<FileResource> = {
       uid: (await resolveUser(ctx.root, resource.owner)).id,
       gid: (await resolveGroup(ctx.root, resource.group)).id,
     };
-    const real = await resolveUnderRoot(ctx.root, resource.path);
+    const real = resolveUnderRootSync(ctx.root, resource.path);
     try {
-      const stats = await lstatOrAbsent(real);
+      const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isFile()) {
         const instead = stats.isDirectory() ? ' or declare a directory' : '';
         throw new ApplyFailed(`${kindOf(stats)} is at ${resource.path}, where a file is declared; remove it by hand${instead}`);
       }
       if (stats !== undefined) {
-        const opened = await openRegular(real, resource.path);
+        const opened = openRegular(real, resource.path);
         try {
           // Content already right: fix mode and owner in place, keeping the inode (and anything
           // holding it open, like a running service's inotify watch).
-          if (await sameContent(opened, await opened.stat(), want)) {
-            await setOwnerAndMode(opened, attributes);
+          if (sameContent(opened.fd, opened.stats, want)) {
+            setOwnerAndMode(opened.fd, attributes);
             return {};
           }
         } finally {
-          await opened.close();
+          closeSync(opened.fd);
         }
       }
-      const created = await createMissingDirectories(dirname(real));
-      await writeAtomically(real, attributes, (handle) => handle.writeFile(want), ctx.signal);
+      if (putPreparedInPlace(real, want, attributes, ctx)) return {};
+      const created = createMissingDirectories(dirname(real));
+      writeAtomically(real, attributes, (fd) => writeAll(fd, want), ctx, ctx.signal);
       return created.length === 0 ? {} : { output: madeParents(resource.path, created.length) };
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
@@ -95,20 +126,20 @@ export const fileApplier: Applier<FileResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = await resolveUnderRoot(ctx.root, path);
-    await sweepStaleTemporaries(real);
-    const stats = await lstatOrAbsent(real);
+    const real = resolveUnderRootSync(ctx.root, path);
+    sweepStaleTemporaries(real, ctx);
+    const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
     if (!stats.isFile()) {
       throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; remove it by hand if it is not wanted`);
     }
     try {
-      await unlink(real);
+      unlinkSync(real);
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return 'removed';
       throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
     }
-    await syncDirectory(dirname(real));
+    syncDirectory(dirname(real));
     return 'removed';
   },
 
@@ -116,17 +147,17 @@ export const fileApplier: Applier<FileResource> = {
     // Only a regular file is ever written over (apply refuses anything else), so only a regular
     // file needs keeping. The copy is readable by root alone, whatever the original's mode (it
     // may hold secrets); its real mode and owner are in the sidecar beside it.
-    const real = await resolveUnderRoot(ctx.root, resource.path);
-    const stats = await lstatOrAbsent(real);
+    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isFile()) return undefined;
     const kept = join(dir, resource.path);
     // The first copy is the machine's; keeping again would replace it with what the host wrote.
-    if ((await lstatOrAbsent(kept)) !== undefined) return kept;
-    await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
-    const source = await openRegular(real, resource.path);
+    if (lstatOrAbsentSync(kept) !== undefined) return kept;
+    mkdirSync(dirname(kept), { recursive: true, mode: 0o700 });
+    const source = openRegular(real, resource.path);
     try {
-      const original = await source.stat();
-      await writeAtomically(kept, { mode: 0o600 }, (handle) => copyFrom(source, handle));
+      const original = source.stats;
+      writeAtomically(kept, { mode: 0o600 }, (fd) => copyFrom(source.fd, fd), ctx);
       const record = {
         path: resource.path,
         shape: 'file',
@@ -136,13 +167,114 @@ export const fileApplier: Applier<FileResource> = {
         size: original.size,
         mtime: original.mtime.toISOString(),
       };
-      await writeAtomically(`${kept}.meta.json`, { mode: 0o600 }, (handle) => handle.writeFile(`${JSON.stringify(record, null, 2)}\n`));
+      writeAtomically(`${kept}.meta.json`, { mode: 0o600 }, (fd) => writeAll(fd, Buffer.from(`${JSON.stringify(record, null, 2)}\n`)), ctx);
     } finally {
-      await source.close();
+      closeSync(source.fd);
     }
     return kept;
   },
 };
+
+/** A file's new content, written and synced beside it by `prepare`, waiting for its rename. */
+interface PreparedFile {
+  temporary: string;
+  bytes: Buffer;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+// Syncs in flight at once while preparing: enough for the journal to commit them together.
+const PREPARE_SYNCS = 16;
+
+// Prepared files per apply context, by the real path they are for.
+const prepared = new WeakMap<ApplyContext, Map<string, PreparedFile>>();
+
+function preparedOf(ctx: ApplyContext): Map<string, PreparedFile> {
+  let kept = prepared.get(ctx);
+  if (kept === undefined) prepared.set(ctx, (kept = new Map()));
+  return kept;
+}
+
+/**
+ * Writes a file's declared content to a temporary beside it, with its mode and owner, unsynced,
+ * and returns it open; undefined when there is nothing to prepare (the content is already
+ * right, the directory does not exist yet, something other than a file is there): `apply` then
+ * does what is needed, and says what is wrong.
+ */
+async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
+  const real = resolveUnderRootSync(ctx.root, resource.path);
+  const directory = lstatOrAbsentSync(dirname(real));
+  if (directory === undefined || !directory.isDirectory()) return undefined;
+  const bytes = declaredBytes(resource);
+  const present = lstatOrAbsentSync(real);
+  if (present !== undefined) {
+    if (!present.isFile()) return undefined;
+    const opened = openRegular(real, resource.path);
+    try {
+      if (sameContent(opened.fd, opened.stats, bytes)) return undefined;
+    } finally {
+      closeSync(opened.fd);
+    }
+  }
+  const mode = parseMode(resource.mode);
+  const uid = (await resolveUser(ctx.root, resource.owner)).id;
+  const gid = (await resolveGroup(ctx.root, resource.group)).id;
+  // Swept before anything is put there, so the sweep never takes a prepared file for a leftover.
+  sweepStaleTemporaries(real, ctx);
+  const temporary = temporaryPath(real);
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeAll(fd, bytes);
+    fchownSync(fd, uid, gid);
+    fchmodSync(fd, mode);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return { fd, real, entry: { temporary, bytes, mode, uid, gid } };
+}
+
+/**
+ * Renames the prepared content of `real` over it, when what was prepared is still exactly what
+ * is declared; false when there is none (or it is gone), and the caller writes it itself.
+ */
+function putPreparedInPlace(real: string, want: Buffer, attributes: { mode: number; uid: number; gid: number }, ctx: ApplyContext): boolean {
+  const kept = prepared.get(ctx);
+  const entry = kept?.get(real);
+  if (kept === undefined || entry === undefined) return false;
+  kept.delete(real);
+  const same = entry.bytes.equals(want) && entry.mode === attributes.mode && entry.uid === attributes.uid && entry.gid === attributes.gid;
+  if (!same || ctx.signal?.aborted) {
+    rmSync(entry.temporary, { force: true });
+    return false;
+  }
+  try {
+    renameSync(entry.temporary, real);
+  } catch (error) {
+    rmSync(entry.temporary, { force: true });
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+  if (ctx.barrier === undefined) syncDirectory(dirname(real));
+  else ctx.barrier.changed(dirname(real));
+  return true;
+}
+
+/** Runs `work` over `items` with at most `width` at once; the results in the items' order. */
+async function inParallel<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+  return results;
+}
 
 /** The declared content as bytes: text is UTF-8, base64 is decoded. */
 function declaredBytes(resource: FileResource): Buffer {
@@ -154,110 +286,130 @@ function declaredBytes(resource: FileResource): Buffer {
  * a file system): fill, chown, chmod, fsync, rename, fsync the directory. On any failure the
  * temporary file is removed and the old file is untouched.
  */
-async function writeAtomically(
+function writeAtomically(
   real: string,
   attributes: { mode: number; uid?: number; gid?: number },
-  fill: (handle: FileHandle) => Promise<void>,
+  fill: (fd: number) => void,
+  ctx: ApplyContext,
   signal?: AbortSignal,
-): Promise<void> {
+): void {
   const directory = dirname(real);
-  await sweepStaleTemporaries(real);
-  const temporary = join(directory, `${temporaryStem(real)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  sweepStaleTemporaries(real, ctx);
+  const temporary = temporaryPath(real);
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   let renamed = false;
   try {
     try {
-      await fill(handle);
-      if (attributes.uid !== undefined && attributes.gid !== undefined) await handle.chown(attributes.uid, attributes.gid);
-      await handle.chmod(attributes.mode);
-      await handle.sync();
+      fill(fd);
+      if (attributes.uid !== undefined && attributes.gid !== undefined) fchownSync(fd, attributes.uid, attributes.gid);
+      fchmodSync(fd, attributes.mode);
+      fsyncSync(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
     if (signal?.aborted) throw new ApplyFailed(`stopped before replacing ${real}: the apply was left; the file is as it was`);
-    await rename(temporary, real);
+    renameSync(temporary, real);
     renamed = true;
   } finally {
-    if (!renamed) await rm(temporary, { force: true });
+    if (!renamed) rmSync(temporary, { force: true });
   }
-  await syncDirectory(directory);
+  if (ctx.barrier === undefined) syncDirectory(directory);
+  else ctx.barrier.changed(directory);
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
 }
 
 function temporaryStem(real: string): string {
   return `.${basename(real).slice(0, MAX_TEMP_STEM)}`;
 }
 
+function temporaryPath(real: string): string {
+  return join(dirname(real), `${temporaryStem(real)}.${TEMPORARY_MARK}${randomBytes(6).toString('hex')}.tmp`);
+}
+
+// Directories already swept, per apply context: the host's context lives as long as the host.
+const swept = new WeakMap<ApplyContext, Set<string>>();
+
 /**
  * Removes temporary files a host killed mid-write left beside `real`. Only one host process
  * writes at a time (the store lock), so any temporary of this file found now is abandoned;
  * without this, a crash at the wrong instant would leave a file nobody owns.
+ *
+ * Each directory is swept once per context: a temporary can only be left by a host that was
+ * killed, which is a host that came before this one, and this host removes its own temporaries
+ * when a write fails. Sweeping before every write read a directory of a thousand files a
+ * thousand times.
  */
-async function sweepStaleTemporaries(real: string): Promise<void> {
-  const stem = temporaryStem(real);
+function sweepStaleTemporaries(real: string, ctx: ApplyContext): void {
+  const directory = dirname(real);
+  let done = swept.get(ctx);
+  if (done === undefined) swept.set(ctx, (done = new Set()));
+  if (done.has(directory)) return;
   let names: string[];
   try {
-    names = await readdir(dirname(real));
+    names = readdirSync(directory);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return;
     throw error;
   }
-  const abandoned = names.filter((name) => name.startsWith(`${stem}.`) && /^[0-9a-f]{12}\.tmp$/.test(name.slice(stem.length + 1)));
-  await Promise.all(abandoned.map((name) => rm(join(dirname(real), name), { force: true })));
+  done.add(directory);
+  for (const name of names) if (TEMPORARY_NAME.test(name)) rmSync(join(directory, name), { force: true });
 }
 
 /** fsync a directory, so a rename or unlink in it survives a crash. */
-async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, constants.O_RDONLY | constants.O_DIRECTORY);
+function syncDirectory(directory: string): void {
+  const fd = openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    await handle.sync();
+    fsyncSync(fd);
   } catch (error) {
     // Some file systems cannot sync a directory; the rename itself has still happened.
     if (errnoCode(error) !== 'EINVAL') throw error;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
 /** Opens a regular file for reading without following a link or blocking on a pipe swapped in. */
-async function openRegular(real: string, path: string): Promise<FileHandle> {
-  let handle: FileHandle;
+function openRegular(real: string, path: string): { fd: number; stats: Stats } {
+  let fd: number;
   try {
-    handle = await open(real, READ_NOFOLLOW);
+    fd = openSync(real, READ_NOFOLLOW);
   } catch (error) {
     if (errnoCode(error) === 'ELOOP') throw new ApplyFailed(`a symbolic link is at ${path}, where a file is declared; remove it by hand`, { cause: error });
     throw error;
   }
-  const stats = await handle.stat();
+  const stats = fstatSync(fd);
   if (!stats.isFile()) {
-    await handle.close();
+    closeSync(fd);
     throw new ApplyFailed(`${kindOf(stats)} is at ${path}, where a file is declared; remove it by hand`);
   }
-  return handle;
+  return { fd, stats };
 }
 
 /** Compares an open file with the declared bytes, reading no more than it must. */
-async function sameContent(handle: FileHandle, stats: Stats, want: Buffer): Promise<boolean> {
+function sameContent(fd: number, stats: Stats, want: Buffer): boolean {
   if (stats.size !== want.length) return false;
-  const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(want.length, 1)));
-  for (let position = 0; position < want.length; ) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, want.length - position), position);
-    if (bytesRead === 0) return false;
+  // One byte more than declared is asked for: a file that grew while it was read is not the
+  // declared content, and the extra byte says so without a second read.
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK, want.length + 1));
+  for (let position = 0; position <= want.length; ) {
+    const bytesRead = readSync(fd, buffer, 0, Math.min(buffer.length, want.length + 1 - position), position);
+    if (bytesRead === 0) return position === want.length;
+    if (position + bytesRead > want.length) return false;
     if (!buffer.subarray(0, bytesRead).equals(want.subarray(position, position + bytesRead))) return false;
     position += bytesRead;
   }
-  // The file grew while it was read: not the declared content.
-  const { bytesRead } = await handle.read(buffer, 0, 1, want.length);
-  return bytesRead === 0;
+  return false;
 }
 
-async function copyFrom(source: FileHandle, target: FileHandle): Promise<void> {
-  const buffer = Buffer.alloc(CHUNK);
+function copyFrom(source: number, target: number): void {
+  const buffer = Buffer.allocUnsafe(CHUNK);
   for (let position = 0; ; ) {
-    const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
+    const bytesRead = readSync(source, buffer, 0, buffer.length, position);
     if (bytesRead === 0) return;
-    for (let written = 0; written < bytesRead; ) {
-      written += (await target.write(buffer, written, bytesRead - written)).bytesWritten;
-    }
+    for (let written = 0; written < bytesRead; ) written += writeSync(target, buffer, written, bytesRead - written);
     position += bytesRead;
   }
 }

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
@@ -9,6 +9,12 @@ import { ApplyFailed } from './applier';
 // following it would have the host write outside the machine it was told to manage, so a link
 // that leads out is refused, never followed. The last component is never followed: the
 // appliers look at it with lstat and refuse what is not theirs to replace.
+//
+// The look-ups are synchronous system calls. A pass over a thousand files makes ten thousand of
+// them, each a few microseconds on a local file system; through the thread pool each costs a
+// round trip of tens of microseconds more, which made the no-op pass ten times slower. Converge
+// gives the event loop its turn between batches, so the link and heartbeats still run during a
+// long pass.
 
 /**
  * A path component under the root is a symbolic link leading outside the root. The host does
@@ -41,11 +47,16 @@ export class PathEscapesRoot extends ApplyFailed {
  * machine is the real one, nothing can lead outside it, and the path is returned unchanged.
  */
 export async function resolveUnderRoot(root: string, path: string): Promise<string> {
+  return resolveUnderRootSync(root, path);
+}
+
+/** {@link resolveUnderRoot}, for callers that are themselves synchronous. */
+export function resolveUnderRootSync(root: string, path: string): string {
   if (!path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
     throw new ApplyFailed(`${JSON.stringify(path)} is not a normalized absolute path; declare the path as "/dir/name"`);
   }
   if (resolve(root) === '/') return path;
-  const realRoot = await realRootOf(root);
+  const realRoot = realRootOf(root);
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   const leaf = segments.pop();
   if (leaf === undefined) return realRoot;
@@ -53,10 +64,10 @@ export async function resolveUnderRoot(root: string, path: string): Promise<stri
   for (const [index, segment] of segments.entries()) {
     const candidate = join(current, segment);
     const declared = `/${segments.slice(0, index + 1).join('/')}`;
-    const stats = await lookAt(candidate, path);
+    const stats = lookAt(candidate, path);
     if (stats === undefined) return join(candidate, ...segments.slice(index + 1), leaf);
     if (stats.isSymbolicLink()) {
-      current = await followInsideRoot(candidate, declared, path, realRoot, root);
+      current = followInsideRoot(candidate, declared, path, realRoot, root);
     } else if (stats.isDirectory()) {
       current = candidate;
     } else {
@@ -97,36 +108,51 @@ export function hostOwnPath(path: string, ctx: Pick<ApplyContext, 'root' | 'stat
   return undefined;
 }
 
-async function realRootOf(root: string): Promise<string> {
+// The real path of each root seen, by the root as given: a pass resolves thousands of paths
+// under one root, and realpath(3) reads every component of it as a link each time. A root is
+// the machine the host was started on; it does not move while the host runs.
+const realRoots = new Map<string, string>();
+const REAL_ROOTS_KEPT = 64;
+
+function realRootOf(root: string): string {
+  const known = realRoots.get(root);
+  if (known !== undefined) return known;
+  const real = resolveRealRoot(root);
+  if (realRoots.size >= REAL_ROOTS_KEPT) realRoots.clear();
+  realRoots.set(root, real);
+  return real;
+}
+
+function resolveRealRoot(root: string): string {
   try {
-    return await realpath(root);
+    return realpathSync.native(root);
   } catch (error) {
     throw new ApplyFailed(`the root ${root} cannot be used: ${errorText(error)}; check --root`, { cause: error });
   }
 }
 
-async function followInsideRoot(link: string, declared: string, path: string, realRoot: string, root: string): Promise<string> {
+function followInsideRoot(link: string, declared: string, path: string, realRoot: string, root: string): string {
   let target: string;
   try {
-    target = await realpath(link);
+    target = realpathSync.native(link);
   } catch (error) {
     if (errnoCode(error) !== 'ENOENT') throw new ApplyFailed(`cannot follow ${declared} on the way to ${path}: ${errorText(error)}`, { cause: error });
-    const written = await readlink(link);
+    const written = readlinkSync(link);
     const lexical = resolve(dirname(link), written);
     if (!isInside(realRoot, lexical)) throw new PathEscapesRoot(path, link, written, root);
     throw new ApplyFailed(`${declared} is a symbolic link to ${written}, which does not exist, so ${path} cannot be made under it; fix or remove the link by hand`);
   }
   if (!isInside(realRoot, target)) throw new PathEscapesRoot(path, link, target, root);
-  const stats = await stat(target);
+  const stats = statSync(target);
   if (!stats.isDirectory()) {
     throw new ApplyFailed(`${declared} leads to ${target}, which is not a directory, so ${path} cannot be made under it; remove ${declared} by hand or declare another path`);
   }
   return target;
 }
 
-async function lookAt(real: string, path: string): Promise<Stats | undefined> {
+function lookAt(real: string, path: string): Stats | undefined {
   try {
-    return await lstatOrAbsent(real);
+    return lstatOrAbsentSync(real);
   } catch (error) {
     throw new ApplyFailed(`cannot look at ${real} on the way to ${path}: ${errorText(error)}`, { cause: error });
   }
@@ -134,12 +160,13 @@ async function lookAt(real: string, path: string): Promise<Stats | undefined> {
 
 /** lstat, with a path that does not exist as undefined rather than an error. */
 export async function lstatOrAbsent(real: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(real);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    throw error;
-  }
+  return lstatOrAbsentSync(real);
+}
+
+/** {@link lstatOrAbsent}, synchronous. */
+export function lstatOrAbsentSync(real: string): Stats | undefined {
+  const stats = lstatSync(real, { throwIfNoEntry: false });
+  return stats ?? undefined;
 }
 
 /** What kind of thing is at a path, for a sentence: "a directory", "a symbolic link". */

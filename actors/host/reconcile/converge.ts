@@ -4,6 +4,7 @@ import type { OwnedResource } from '../../../schema/owned';
 import type { ResourceResult } from '../../../schema/report';
 import { resourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../../../schema/resource';
 import type { Applier, ApplyContext, Observation } from '../appliers/applier';
+import { DirectorySyncBarrier } from '../appliers/directory-sync-barrier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
 
@@ -50,10 +51,16 @@ export interface ConvergeOptions {
  * is marked `applying` before the host touches the machine for it, so something the host was in
  * the middle of creating is never mistaken for the machine's own on the next start.
  */
-export async function converge(declared: readonly Resource[], options: ConvergeOptions, deps: ConvergeDeps): Promise<ResourceResult[]> {
+export async function converge(declared: readonly Resource[], options: ConvergeOptions, given: ConvergeDeps): Promise<ResourceResult[]> {
+  // Directory syncs wait for the store write that records the batch (see DirectorySyncBarrier).
+  const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier() } };
   const results: ResourceResult[] = [];
   for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;
+    // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
+    // batches the event loop has its turn, so the link, heartbeats and signals are not held up
+    // by a long pass.
+    if (start > 0) await yieldToEventLoop();
     results.push(...(await convergeBatch(declared.slice(start, start + BATCH), deps)));
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
@@ -78,6 +85,10 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
 /** Resources looked at, then applied, between two store writes. */
 const BATCH = 64;
 
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 interface PendingApply {
   index: number;
   resource: Resource;
@@ -101,6 +112,9 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   const records: RecordEntry[] = [];
   const lines: BriefingLine[] = [];
   const pending: PendingApply[] = [];
+  const before = deps.state.current();
+  const ownedBefore = new Map(before.owned.resources.map((entry) => [entry.key, entry]));
+  const applyingBefore = new Set(before.applying);
 
   for (const [index, resource] of batch.entries()) {
     if (deps.ctx.signal?.aborted) break;
@@ -119,9 +133,10 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
       results[index] = { ...base, outcome: 'failed', detail: `could not read the machine: ${messageOf(error)}` };
       continue;
     }
-    const state = deps.state.current();
-    const owned = state.owned.resources.find((entry) => entry.key === key);
-    const ours = owned !== undefined || state.applying.includes(key);
+    // Only this batch writes the store while it observes (adoption writes kept originals to
+    // disk, not to the store), so what the store held at its start is what it holds now.
+    const owned = ownedBefore.get(key);
+    const ours = owned !== undefined || applyingBefore.has(key);
 
     // Something already there, or something that cannot be read, that the host did not make:
     // adoption decides (and an unreadable one becomes an `unknown` line, not a blind write).
@@ -146,16 +161,44 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   }
 
   const marks = pending.map((item) => item.key);
-  if (lines.length > 0 || records.length > 0 || marks.length > 0) await commit(deps, { lines, records, mark: marks });
+  if (lines.length > 0 || records.length > 0 || marks.length > 0) {
+    await deps.ctx.barrier?.flush();
+    await commit(deps, { lines, records, mark: marks });
+  }
   records.length = 0;
   if (pending.length === 0) return results.filter((r) => r !== undefined);
 
-  for (const item of pending) {
-    if (deps.ctx.signal?.aborted) break;
-    results[item.index] = await applyOne(item, deps, records);
+  // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
+  // has marked, which the next pass sweeps.
+  const preparing = await prepareAhead(pending, deps);
+  try {
+    for (const item of pending) {
+      if (deps.ctx.signal?.aborted) break;
+      results[item.index] = await applyOne(item, deps, records);
+    }
+  } finally {
+    for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
   }
+  await deps.ctx.barrier?.flush();
   await commit(deps, { lines: [], records, unmark: marks });
   return results.filter((r) => r !== undefined);
+}
+
+/**
+ * Lets each applier that can prepare do so for its resources about to be applied (see
+ * Applier.prepare), and returns those appliers. A failure to prepare costs nothing but the
+ * speed: each resource is then applied the usual way.
+ */
+async function prepareAhead(pending: readonly PendingApply[], deps: ConvergeDeps): Promise<Applier[]> {
+  const byApplier = new Map<Applier, Resource[]>();
+  for (const item of pending) {
+    if (item.applier.prepare === undefined) continue;
+    const resources = byApplier.get(item.applier) ?? [];
+    resources.push(item.resource);
+    byApplier.set(item.applier, resources);
+  }
+  for (const [applier, resources] of byApplier) await applier.prepare?.(resources, deps.ctx).catch(() => undefined);
+  return [...byApplier.keys()];
 }
 
 /** Applies one resource and reads it back; on success adds its record to `records`. */

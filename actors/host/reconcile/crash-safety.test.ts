@@ -119,7 +119,7 @@ async function expectHonestStore(): Promise<{ owned: Set<string>; applying: Set<
   // A temporary file of a write cut short belongs to the file it was for, and must be gone
   // by the time that file is settled.
   for (const p of machine.files.keys()) {
-    const temporary = /^(.*)\/\.(.+)\.[0-9a-f]{12}\.tmp$/.exec(p);
+    const temporary = /^(.*)\/\.(.+)\.nox-[0-9a-f]{12}\.tmp$/.exec(p);
     const target = temporary ? `${temporary[1]}/${temporary[2]}` : p;
     const accounted = temporary ? applying.has(`file:${target}`) : owned.has(`file:${p}`) || applying.has(`file:${p}`);
     expect({ p, accounted }).toEqual({ p, accounted: true });
