@@ -16,21 +16,44 @@ export interface NodeListing {
   last_seen: string;
 }
 
+/** Which node records to list: those named after `after`, at most `limit` of them. */
+export interface NodeRange {
+  after?: string;
+  limit?: number;
+}
+
+interface ListedRow {
+  name: string;
+  lifecycle_state: string;
+  overlay_address: string | null;
+  version_running: string | null;
+  last_seen_at: Date | string | null;
+}
+
 /**
- * Every node record, by name, with its last contact said as a fact relative to `now`.
+ * The node records by name, with last contact said as a fact relative to `now`: every one, or
+ * the `range.limit` first named after `range.after`.
  *
- * Rows are read whole as JSON (`to_jsonb`), so the listing shows the overlay address from the
- * column `overlay_address` once the migration that assigns addresses adds it, and null before.
+ * Names are compared byte by byte (COLLATE "C"), not in the database's locale, so the order,
+ * and so which nodes a page holds, is the same on PGlite and on any PostgreSQL server, and is
+ * the order of JavaScript's `<` on names (which are ASCII). Only the columns shown are read:
+ * a node's inventory and profile can be large, and a page reads a thousand rows.
  */
-export async function listNodeRecords(sql: Sql, now: Date): Promise<NodeListing[]> {
-  const rows = await sql.query<{ node: Record<string, unknown> }>('SELECT to_jsonb(n) AS node FROM nodes n ORDER BY n.name');
-  return rows.map(({ node }) => {
-    const lastSeen = typeof node.last_seen_at === 'string' ? new Date(node.last_seen_at) : null;
+export async function listNodeRecords(sql: Sql, now: Date, range: NodeRange = {}): Promise<NodeListing[]> {
+  const rows = await sql.query<ListedRow>(
+    `SELECT name, lifecycle_state, overlay_address, version_running, last_seen_at FROM nodes
+     WHERE $1::text IS NULL OR name COLLATE "C" > $1::text
+     ORDER BY name COLLATE "C"
+     LIMIT $2::bigint`,
+    [range.after ?? null, range.limit ?? null],
+  );
+  return rows.map((row) => {
+    const lastSeen = row.last_seen_at === null ? null : new Date(row.last_seen_at);
     return {
-      name: String(node.name),
-      lifecycle_state: String(node.lifecycle_state),
-      address: typeof node.overlay_address === 'string' ? node.overlay_address.replace(/\/32$/, '') : null,
-      version_running: typeof node.version_running === 'string' ? node.version_running : null,
+      name: row.name,
+      lifecycle_state: row.lifecycle_state,
+      address: row.overlay_address,
+      version_running: row.version_running,
       last_seen_at: lastSeen === null ? null : lastSeen.toISOString(),
       last_seen: formatLastSeen(lastSeen, now),
     };
