@@ -177,7 +177,7 @@ describe('mesh-control from a checkout', () => {
     expect(broker.stderr()).toContain(`nats-server -c '${path.join(dir, 'broker', 'nats-server.conf')}'`);
     const result = await run(['nodes', '--dir', dir]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`error: no controller answered on the broker at tls://127.0.0.1:${port}\nnext:  start it with \`mesh-control serve --dir '${dir}'\`\n`);
+    expect(result.stderr).toBe(`error: no controller answered on the broker at tls://127.0.0.1:${port}\nnext:  start it with \`mesh-control serve --dir '${dir}'\`; if one was stopped or killed just now, a standby takes over within about 20 s (the lease lasts 15 s): try again then\n`);
   }, 30_000);
 
   test('serve answers nodes and token issue from the CLI in other processes; the token is printed once and decodes to this mesh', async () => {

@@ -63,12 +63,16 @@ export class ControllerFault extends OperatorError {
   }
 }
 
-/** Nothing on the broker answers control calls: the controller is not serving. */
+/**
+ * Nothing on the broker answers control calls: no controller is serving. Either none runs, or
+ * the one that held the lease has just stopped and a standby has not taken it yet (a standby
+ * answers once the lease is given back, or once it expires after a kill).
+ */
 export class ControllerNotRunning extends OperatorError {
   readonly url: string;
   constructor(url: string, dir: string) {
     super(`no controller answered on the broker at ${url}`, {
-      next: `start it with \`mesh-control serve --dir ${shellWord(dir)}\``,
+      next: `start it with \`mesh-control serve --dir ${shellWord(dir)}\`; if one was stopped or killed just now, a standby takes over within about 20 s (the lease lasts 15 s): try again then`,
       retryable: true,
     });
     this.url = url;

@@ -237,7 +237,7 @@ describe('callController', () => {
     const error = await callController(mesh.dir, 'nodes.list', {}).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ControllerNotRunning);
     expect((error as ControllerNotRunning).message).toBe(`no controller answered on the broker at ${mesh.config.broker.url}`);
-    expect((error as ControllerNotRunning).next).toBe(`start it with \`mesh-control serve --dir '${mesh.dir}'\``);
+    expect((error as ControllerNotRunning).next).toBe(`start it with \`mesh-control serve --dir '${mesh.dir}'\`; if one was stopped or killed just now, a standby takes over within about 20 s (the lease lasts 15 s): try again then`);
   });
 
   test('is refused by the broker with a key that is not the operator\'s', async () => {
