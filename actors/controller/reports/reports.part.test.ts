@@ -67,27 +67,67 @@ describe('the report receiver', () => {
     await eventually(async () => ((await refusals('malformed')) === before + 2 ? true : undefined), 'the malformed reports to be counted');
   });
 
+  const declarationsSent = async (): Promise<number> => (await t.ctx.store.query('SELECT 1 FROM declarations WHERE node = $1', ['papa'])).length;
+  const refusalKept = (reportSequence: number) =>
+    eventually(
+      async () => {
+        const rows = await t.ctx.store.query<{ refused: { reason: string } }>('SELECT refused FROM reports WHERE node = $1 AND report_sequence = $2', ['papa', reportSequence]);
+        return rows.length === 1 ? rows : undefined;
+      },
+      'the refusal report to be kept',
+    );
+
   test('keeps and logs a report saying the host refused a declaration, and moves nothing along', async () => {
     const refused = {
       ...(await reportBody(full)),
       sequence: 2,
       report_sequence: 3,
       results: [],
+      refused: { reason: 'older_generation', generation: full.declaration.generation, epoch: 3, detail: 'not newer than the generation applied' },
+    };
+    const sentBefore = await declarationsSent();
+    node.publish(reportSubject('papa'), JSON.stringify(refused));
+    const [row] = await refusalKept(3);
+    expect(row?.refused.reason).toBe('older_generation');
+    expect(t.logs.some((line) => line.includes('node papa refused a declaration (older_generation'))).toBe(true);
+    await t.settled();
+    expect(await declarationsSent()).toBe(sentBefore);
+  });
+
+  test('sends the node its current declaration again when it refused one of an older epoch, which may have hidden this controller\'s', async () => {
+    const refused = {
+      ...(await reportBody(full)),
+      sequence: 2,
+      report_sequence: 4,
+      results: [],
       refused: { reason: 'stale_epoch', generation: full.declaration.generation + 1, epoch: 1, detail: 'epoch 1 is older than 3' },
     };
-    const sentBefore = (await t.ctx.store.query('SELECT 1 FROM declarations WHERE node = $1', ['papa'])).length;
+    const sentBefore = await declarationsSent();
     node.publish(reportSubject('papa'), JSON.stringify(refused));
-    const [row] = await eventually(
-      async () => {
-        const rows = await t.ctx.store.query<{ refused: { reason: string } }>('SELECT refused FROM reports WHERE node = $1 AND report_sequence = 3', ['papa']);
-        return rows.length === 1 ? rows : undefined;
-      },
-      'the refusal report to be kept',
-    );
-    expect(row?.refused.reason).toBe('stale_epoch');
-    expect(t.logs.some((line) => line.includes('node papa refused a declaration (stale_epoch'))).toBe(true);
+    await refusalKept(4);
+    const again = await t.nextDeclaration(node, 'papa');
+    expect(again.declaration).toMatchObject({ kind: 'full', epoch: 3 });
+    expect(again.declaration.generation).toBeGreaterThan(full.declaration.generation);
+    expect(again.declaration.resources).toEqual(full.declaration.resources);
     await t.settled();
-    expect(await t.ctx.store.query('SELECT 1 FROM declarations WHERE node = $1', ['papa'])).toHaveLength(sentBefore);
+    expect(await declarationsSent()).toBe(sentBefore + 1);
+    expect(t.logs.some((line) => line.includes('node papa: refused a declaration of epoch 1; its full declaration sent again under epoch 3'))).toBe(true);
+    full = again;
+  });
+
+  test('sends nothing again when the epoch refused is this controller\'s own: the node has seen a newer one', async () => {
+    const refused = {
+      ...(await reportBody(full)),
+      sequence: 2,
+      report_sequence: 5,
+      results: [],
+      refused: { reason: 'stale_epoch', generation: full.declaration.generation, epoch: 3, detail: 'epoch 3 is older than 4' },
+    };
+    const sentBefore = await declarationsSent();
+    node.publish(reportSubject('papa'), JSON.stringify(refused));
+    await refusalKept(5);
+    await t.settled();
+    expect(await declarationsSent()).toBe(sentBefore);
   });
 
   test('a heartbeat moves last seen to the controller\'s now', async () => {
