@@ -2,6 +2,9 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { resourceKey } from '../../../schema/resource';
 import { eventually, useTestController, type TestMachine } from '../enrolment/testing/test-controller';
 import { NodeNotFound } from '../store/node-not-found';
+import { ModuleCollision } from '../modules/module-errors';
+import { insertRevision, latestSend, setAssignment } from '../modules/modules.repo';
+import { FileResource } from '../../../schema/resource';
 import { DeclaredResourceReserved, NodeNotEnrolled } from './declaration-errors';
 import type { DeclareOutcome } from './declare-for-node';
 
@@ -56,6 +59,24 @@ describe('declaring what a node holds (node.declare)', () => {
     await expect(declare('uniform', [clash])).rejects.toBeInstanceOf(DeclaredResourceReserved);
     const [row] = await t.ctx.store.query<{ declared_resources: unknown[] }>('SELECT declared_resources FROM nodes WHERE name = $1', ['uniform']);
     expect(row?.declared_resources).toHaveLength(2);
+  });
+
+  test('refuses a resource one of the node\'s modules declares, naming the module, and records the modules a declaration carried', async () => {
+    const banner = FileResource.parse({ shape: 'file', path: '/etc/banner', content: { text: 'from the module\n' } });
+    await insertRevision(t.ctx.store, { name: 'banner', version: '1.0', upgrade_policy: 'record', resources: [banner], digest: 'a'.repeat(64), source: null, added_at: new Date() });
+    await setAssignment(t.ctx.store, 'uniform', 'banner', '1.0', new Date());
+
+    const clash = declare('uniform', [MOTD, { shape: 'file', path: '/etc/banner', content: { text: 'by hand\n' } }]);
+    await expect(clash).rejects.toBeInstanceOf(ModuleCollision);
+    await expect(clash).rejects.toThrow(/module banner 1\.0/);
+    const [row] = await t.ctx.store.query<{ declared_resources: unknown[] }>('SELECT declared_resources FROM nodes WHERE name = $1', ['uniform']);
+    expect(row?.declared_resources).toHaveLength(2);
+
+    const outcome = await declare('uniform', [MOTD]);
+    const full = await t.nextDeclaration(node, 'uniform');
+    expect(full.declaration.generation).toBe(outcome.sent?.generation);
+    expect(full.declaration.resources.map(resourceKey).slice(-2)).toEqual(['file:/etc/motd', 'file:/etc/banner']);
+    expect(await latestSend(t.ctx.store, 'uniform')).toMatchObject({ generation: outcome.sent?.generation, modules: { modules: { banner: '1.0' } } });
   });
 
   test('refuses a node that does not exist, or one with no identity', async () => {

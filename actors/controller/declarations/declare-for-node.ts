@@ -7,7 +7,9 @@ import { setDeclaredResources, getNodeDeclarationState } from './declarations.re
 import { DeclaredResourceReserved, NodeBeingReleased, NodeNotEnrolled } from './declaration-errors';
 import { nodeWorkQueue } from './node-work-queue';
 import { MESH_HOSTS_PATH, wireguardConfigPath, wireguardServiceName } from './overlay-resources';
-import { sendDeclaration, type DeclarationSent } from './send-declaration';
+import type { DeclarationSent } from './send-declaration';
+import { refuseCollisions } from '../modules/node-declarers';
+import { sendWithModules } from '../modules/send-with-modules';
 
 /** The arguments of `node.declare`: the node, and the resources of a `{"resources": [...]}` file. */
 export const NodeDeclareArgs = z.strictObject({ node: NodeName, resources: ResourceList });
@@ -32,7 +34,10 @@ export interface DeclareOutcome {
  * before it is given anything that could break it.
  *
  * Refused: a node without an identity (NodeNotEnrolled), one being released
- * (NodeBeingReleased), and a resource the overlay writes itself (DeclaredResourceReserved).
+ * (NodeBeingReleased), a resource the overlay writes itself (DeclaredResourceReserved), and a
+ * resource one of the node's modules declares too (ModuleCollision, naming the module and the
+ * key). The declaration sent records the module revisions it carries, as every send with
+ * modules does, so `push --behind` knows the node is not behind.
  */
 export async function declareForNode(ctx: ControllerContext, args: NodeDeclareArgs): Promise<DeclareOutcome> {
   const { node, resources } = args;
@@ -46,12 +51,16 @@ export async function declareForNode(ctx: ControllerContext, args: NodeDeclareAr
   if (clash !== undefined) throw new DeclaredResourceReserved(clash);
 
   return nodeWorkQueue(ctx).run(node, async () => {
+    await refuseCollisions(ctx, node, { declared: resources }, 'nothing was declared');
     await setDeclaredResources(ctx.store, node, resources, ctx.now());
     const now = await getNodeDeclarationState(ctx.store, node);
     if (now === undefined || now.release_generation !== null) return { node, resources: resources.length, sent: null, held: 'the node is being released' };
     if (now.overlay_applied_generation === null) {
       return { node, resources: resources.length, sent: null, held: now.full_held ?? 'waiting for the node to report its overlay applied' };
     }
-    return { node, resources: resources.length, sent: await sendDeclaration(ctx, node, 'full'), held: null };
+    const outcome = await sendWithModules(ctx, node);
+    if ('held' in outcome) return { node, resources: resources.length, sent: null, held: outcome.held.reason };
+    const { modules: _modules, sent_at: _sentAt, ...sent } = outcome.sent;
+    return { node, resources: resources.length, sent, held: null };
   });
 }

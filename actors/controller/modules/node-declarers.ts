@@ -1,13 +1,18 @@
+import type { Resource } from '../../../schema/resource';
 import type { ControllerContext } from '../controller-context';
 import { composeOverlay, nodeState } from '../declarations/compose-overlay';
 import { findCollision, type Declarer } from './find-collision';
 import { ModuleCollision } from './module-errors';
 import { assignmentsOf, getRevision, type ModuleRevision } from './modules.repo';
 
-/** How a node's modules would change: revisions put on (new or replacing), modules taken off. */
+/**
+ * How what a node is given would change: module revisions put on (new or replacing), modules
+ * taken off, and what `node declare` gives it in place of what it gave before.
+ */
 export interface ModuleChange {
   put?: readonly ModuleRevision[];
   remove?: readonly string[];
+  declared?: readonly Resource[];
 }
 
 /** The party name of a module revision in a collision: `module web 1.2`. */
@@ -26,7 +31,7 @@ export async function nodeDeclarers(ctx: Pick<ControllerContext, 'store' | 'conf
   const put = new Map((change.put ?? []).map((revision) => [revision.name, revision]));
   const declarers: Declarer[] = [
     { party: { name: 'the overlay' }, resources: overlay.resources },
-    { party: { name: 'node declare' }, resources: state.declared_resources },
+    { party: { name: 'node declare' }, resources: change.declared ?? state.declared_resources },
   ];
   for (const assignment of await assignmentsOf(ctx.store, node)) {
     if (change.remove?.includes(assignment.module)) continue;
