@@ -16,20 +16,18 @@
  */
 import { SimulatedClock } from 'xstate';
 import type { AnyActorRef } from 'xstate';
-import { restartDelay, supervisorMachine } from '../machines/supervisor.machine';
+import { supervisorMachine } from '../machines/supervisor.machine';
 import type { SupervisorInput } from '../machines/supervisor.machine';
 import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
 import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-tree';
 import { SupervisorEscalated } from '../actors/shared/supervisor/supervisor-escalated';
 import type { OperatorError } from '../actors/shared/operator-error';
-import { startTestPostgres } from '../actors/shared/testing/test-postgres';
-import type { TestPostgres } from '../actors/shared/testing/test-postgres';
 import { callController } from '../actors/controller/control/call-controller';
 import { serveController } from '../actors/controller/serve/serve-controller';
 import type { ServingController } from '../actors/controller/serve/serve-controller';
-import { startTestMesh } from '../actors/controller/serve/testing/test-mesh';
-import type { TestMesh } from '../actors/controller/serve/testing/test-mesh';
-import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
+import { useTestMesh } from '../actors/controller/serve/testing/use-test-mesh';
+import { describeModel } from './harness';
+import { supervisorSlotEvents } from './rigs/supervisor-slot-events';
 
 const input: SupervisorInput = {
   child: 'worker',
@@ -39,18 +37,7 @@ const input: SupervisorInput = {
   backoff: { baseMs: 100, maxMs: 150 },
 };
 
-let postgres: TestPostgres;
-let mesh: TestMesh;
-
-beforeAll(async () => {
-  postgres = await startTestPostgres();
-  mesh = await startTestMesh({ database: postgres.url });
-}, 60_000);
-
-afterAll(async () => {
-  await mesh?.stop();
-  await postgres?.stop();
-});
+const suite = useTestMesh();
 
 interface Rig {
   clock: SimulatedClock;
@@ -76,7 +63,7 @@ function nodeOf(tree: SupervisionTreeNode, id: string): SupervisionTreeNode {
 
 /** The tree as an operator sees it: asked over the bus, the way `mesh-control tree` asks. */
 async function servedTree(): Promise<{ tree: SupervisionTreeNode; text: string }> {
-  const answer = await callController(mesh.dir, 'tree', {});
+  const answer = await callController(suite.mesh.dir, 'tree', {});
   return { tree: answer.result as SupervisionTreeNode, text: answer.text };
 }
 
@@ -108,7 +95,7 @@ describeModel({
   async setup(): Promise<Rig> {
     const clock = new SimulatedClock();
     const child = new FakeChild();
-    const serving = await serveController(mesh.dir, {
+    const serving = await serveController(suite.mesh.dir, {
       clock,
       supervision: { maxRestarts: input.maxRestarts, windowMs: input.windowMs, backoff: input.backoff },
       extraChildren: [{ id: input.child, logic: child.logic, restart: 'transient' }],
@@ -120,47 +107,7 @@ describeModel({
   async teardown(rig) {
     await rig.serving.stop();
   },
-  events: {
-    'xstate.error.actor.child': {
-      samples: { 'connection refused': errorEvent('child', new Error('connection refused')) },
-      async drive(rig, event: { error: Error }) {
-        rig.child.current.fail(event.error.message);
-        await settle();
-      },
-    },
-    'xstate.done.actor.child': {
-      samples: [doneEvent('child', undefined)],
-      async drive(rig) {
-        rig.child.current.finish();
-        await settle();
-      },
-    },
-    'supervisor.stop': {
-      async drive(rig) {
-        const running = rig.child.current;
-        const wasRunning = !running.ended && !running.stopped;
-        slotOf(rig).send({ type: 'supervisor.stop' });
-        await settle();
-        if (wasRunning) expect(running.stopped).toBe(true);
-      },
-    },
-    [afterEventType('restartDelay', 'supervisor.backingOff')]: {
-      drive(rig, _event, step) {
-        const delay = restartDelay(input.backoff, step.from.context.recentRestarts);
-        rig.clock.increment(delay - 1);
-        expect(rig.child.incarnations).toHaveLength(rig.started);
-        rig.clock.increment(1);
-        rig.started += 1;
-      },
-    },
-    [afterEventType('restartWindow', 'supervisor.running')]: {
-      drive(rig, _event, step) {
-        rig.clock.increment(input.windowMs - 1);
-        expect(nodeOf(rig.serving.tree(), input.child).restarts).toBe(step.from.context.recentRestarts);
-        rig.clock.increment(1);
-      },
-    },
-  },
+  events: supervisorSlotEvents<Rig>(input, { slot: slotOf, node: (rig) => nodeOf(rig.serving.tree(), input.child) }),
   states: {
     async running(rig, snapshot) {
       await expectServedWithWorker(rig, 'running', snapshot);

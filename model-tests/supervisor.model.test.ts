@@ -14,14 +14,15 @@
  */
 import { SimulatedClock } from 'xstate';
 import type { AnyActorRef } from 'xstate';
-import { restartDelay, supervisorMachine } from '../machines/supervisor.machine';
+import { supervisorMachine } from '../machines/supervisor.machine';
 import type { SupervisorInput } from '../machines/supervisor.machine';
 import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
 import { runRootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
 import type { RootOutcome, RootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
 import { supervise } from '../actors/shared/supervisor/supervise';
 import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-tree';
-import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
+import { describeModel } from './harness';
+import { supervisorSlotEvents } from './rigs/supervisor-slot-events';
 
 const input: SupervisorInput = {
   child: 'worker',
@@ -80,48 +81,7 @@ describeModel({
   teardown(rig) {
     rig.root.actor.stop();
   },
-  events: {
-    'xstate.error.actor.child': {
-      samples: { 'connection refused': errorEvent('child', new Error('connection refused')) },
-      async drive(rig, event: { error: Error }) {
-        rig.child.current.fail(event.error.message);
-        await settle();
-      },
-    },
-    'xstate.done.actor.child': {
-      samples: [doneEvent('child', undefined)],
-      async drive(rig) {
-        rig.child.current.finish();
-        await settle();
-      },
-    },
-    'supervisor.stop': {
-      async drive(rig) {
-        const running = rig.child.current;
-        const wasRunning = !running.ended && !running.stopped;
-        slotOf(rig).send({ type: 'supervisor.stop' });
-        await settle();
-        // A running incarnation is stopped, not left behind: its cleanup ran.
-        if (wasRunning) expect(running.stopped).toBe(true);
-      },
-    },
-    [afterEventType('restartDelay', 'supervisor.backingOff')]: {
-      drive(rig, _event, step) {
-        const delay = restartDelay(input.backoff, step.from.context.recentRestarts);
-        rig.clock.increment(delay - 1);
-        expect(rig.child.incarnations).toHaveLength(rig.started);
-        rig.clock.increment(1);
-        rig.started += 1;
-      },
-    },
-    [afterEventType('restartWindow', 'supervisor.running')]: {
-      drive(rig, _event, step) {
-        rig.clock.increment(input.windowMs - 1);
-        expect(workerNode(rig).restarts).toBe(step.from.context.recentRestarts);
-        rig.clock.increment(1);
-      },
-    },
-  },
+  events: supervisorSlotEvents<Rig>(input, { slot: slotOf, node: workerNode }),
   states: {
     async running(rig, snapshot) {
       const node = workerNode(rig);

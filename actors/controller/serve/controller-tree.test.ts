@@ -6,31 +6,19 @@ import { reportSubject } from '../../shared/bus/subjects';
 import { generateNodeIdentity } from '../../shared/crypto';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
 import { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
-import { startTestPostgres, type TestPostgres } from '../../shared/testing/test-postgres';
 import { CALLS_BUCKET, openCallsBucket } from '../calls/calls-bucket';
 import { callController } from '../control/call-controller';
 import { ControllerRefused } from '../control/control-errors';
 import { upsertNode } from '../store/nodes.repo';
 import { serveController, type ServeControllerOptions, type ServingController } from './serve-controller';
 import { eventually } from './testing/eventually';
-import { startTestMesh, type TestMesh } from './testing/test-mesh';
+import { useTestMesh } from './testing/use-test-mesh';
 
 // The serving controller as a supervision tree, over a real broker and a real PostgreSQL, called
 // the way the CLI calls it: its children, a child killed and restarted while the controller
 // keeps serving, a child failing past its budget, status, and calls kept across a restart.
 
-let postgres: TestPostgres;
-let mesh: TestMesh;
-
-beforeAll(async () => {
-  postgres = await startTestPostgres();
-  mesh = await startTestMesh({ database: postgres.url });
-}, 60_000);
-
-afterAll(async () => {
-  await mesh?.stop();
-  await postgres?.stop();
-});
+const suite = useTestMesh();
 
 const FAST: ServeControllerOptions = {
   supervision: { maxRestarts: 1, windowMs: 10_000, backoff: { baseMs: 50, maxMs: 50 } },
@@ -67,7 +55,7 @@ describe('the serving controller\'s tree', () => {
   const log: string[] = [];
 
   beforeAll(async () => {
-    serving = await serveController(mesh.dir, { ...FAST, log: (line) => log.push(line) });
+    serving = await serveController(suite.mesh.dir, { ...FAST, log: (line) => log.push(line) });
   }, 30_000);
 
   afterAll(async () => {
@@ -75,7 +63,7 @@ describe('the serving controller\'s tree', () => {
   });
 
   test('runs every part as a child, each shown with its state by `mesh-control tree`', async () => {
-    const answer = await callController(mesh.dir, 'tree', {});
+    const answer = await callController(suite.mesh.dir, 'tree', {});
     const tree = answer.result as SupervisionTreeNode;
     expect(tree).toMatchObject({ id: 'controller', state: 'supervising' });
     expect(tree.children.map((child) => child.id)).toEqual(['bus', 'store', 'lease', 'broker', 'reports', 'heartbeats', 'enrolment', 'declarations', 'plans', 'status', 'control']);
@@ -98,7 +86,7 @@ describe('the serving controller\'s tree', () => {
     // The restarted receiver takes reports, and the rest of the controller answered all along.
     serving.ctx.nc.publish(reportSubject('kitchen'), JSON.stringify(report('kitchen', { epoch: 1, sequence: 1, report_sequence: 1 })));
     await eventually('the report is kept', async () => (await serving.ctx.store.query('SELECT 1 FROM reports WHERE node = $1', ['kitchen'])).length === 1);
-    const status = (await callController(mesh.dir, 'status', {})).result as ControllerStatus;
+    const status = (await callController(suite.mesh.dir, 'status', {})).result as ControllerStatus;
     expect(status.problems).toContainEqual({ kind: 'supervision', subject: 'reports', detail: 'running again; 1 restart lately; last error: killed by the test' });
   });
 
@@ -111,7 +99,7 @@ describe('the serving controller\'s tree', () => {
     const shelfRefusals = (status: ControllerStatus) => status.refused_reports.by_node.find((entry) => entry.node === 'shelf');
     await eventually('status counts both refusals', () => shelfRefusals(serving.status.latest() as ControllerStatus)?.count === 2, { seen: () => JSON.stringify(serving.status.latest()?.refused_reports) });
 
-    const answer = await callController(mesh.dir, 'status', {});
+    const answer = await callController(suite.mesh.dir, 'status', {});
     const status = answer.result as ControllerStatus;
     expect(shelfRefusals(status)).toMatchObject({ reason: 'older', count: 2 });
     expect(status.refused_reports.by_reason.older).toBeGreaterThanOrEqual(2);
@@ -128,7 +116,7 @@ describe('the serving controller\'s tree', () => {
     const before = serving.status.latest()?.composed_at;
     serving.status.want('a test');
     await eventually('status is composed again', () => serving.status.latest()?.composed_at !== before || serving.status.latest()?.problems.some((problem) => problem.subject === 'cellar') === true);
-    const answer = await callController(mesh.dir, 'status', {});
+    const answer = await callController(suite.mesh.dir, 'status', {});
     expect((answer.result as ControllerStatus).problems).toContainEqual({ kind: 'node', subject: 'cellar', detail: 'its full declaration is held: the overlay (generation 1) did not apply: file:/etc/wireguard/mesh0.conf' });
     expect(answer.text).toContain('  - node cellar: its full declaration is held: the overlay (generation 1)');
   });
@@ -138,43 +126,43 @@ describe('the serving controller\'s tree', () => {
       await new Promise((resolve) => setTimeout(resolve, args.pause));
       return { result: { slept: args.pause }, text: `slept ${args.pause} ms` };
     });
-    const quick = await callController(mesh.dir, 'test.slow', { pause: 1 });
+    const quick = await callController(suite.mesh.dir, 'test.slow', { pause: 1 });
     expect(quick).toEqual({ result: { slept: 1 }, text: 'slept 1 ms' });
 
-    const slow = await callController(mesh.dir, 'test.slow', { pause: 1_200 });
+    const slow = await callController(suite.mesh.dir, 'test.slow', { pause: 1_200 });
     const running = (slow.result as { call: { id: string; state: string; verb: string } }).call;
     expect(running).toMatchObject({ state: 'running', verb: 'test.slow' });
     expect(slow.text).toContain(`mesh-control calls ${running.id}`);
-    expect(((await callController(mesh.dir, 'calls', { id: running.id })).result as ControlCall).state).toBe('running');
+    expect(((await callController(suite.mesh.dir, 'calls', { id: running.id })).result as ControlCall).state).toBe('running');
 
-    await eventually('the slow call ends', async () => ((await callController(mesh.dir, 'calls', { id: running.id })).result as ControlCall).state !== 'running', { timeoutMs: 5_000 });
-    const ended = await callController(mesh.dir, 'calls', { id: running.id });
+    await eventually('the slow call ends', async () => ((await callController(suite.mesh.dir, 'calls', { id: running.id })).result as ControlCall).state !== 'running', { timeoutMs: 5_000 });
+    const ended = await callController(suite.mesh.dir, 'calls', { id: running.id });
     expect(ended.result).toMatchObject({ id: running.id, verb: 'test.slow', args: ['pause'], caller: 'operator', state: 'answered', answer: { text: 'slept 1200 ms', result: { slept: 1200 }, truncated: false } });
     expect((ended.result as ControlCall).took_ms).toBeGreaterThanOrEqual(1_150);
     expect(ended.text).toContain('answered after 1 s');
 
-    const listed = (await callController(mesh.dir, 'calls', { limit: 2 })).result as { calls: ControlCall[] };
+    const listed = (await callController(suite.mesh.dir, 'calls', { limit: 2 })).result as { calls: ControlCall[] };
     expect(listed.calls.map((call) => call.id)[0]).toBe(running.id);
     expect(listed.calls).toHaveLength(2);
   });
 
   test('keeps a refusal on its call, and keeps no call of a verb that only reads', async () => {
-    const before = ((await callController(mesh.dir, 'calls', { limit: 1000 })).result as { calls: ControlCall[] }).calls.length;
+    const before = ((await callController(suite.mesh.dir, 'calls', { limit: 1000 })).result as { calls: ControlCall[] }).calls.length;
     const composedBefore = serving.status.latest()?.composed_at;
-    await expect(callController(mesh.dir, 'token.issue', {})).rejects.toBeInstanceOf(ControllerRefused);
+    await expect(callController(suite.mesh.dir, 'token.issue', {})).rejects.toBeInstanceOf(ControllerRefused);
     // Every acting verb, however it ended, has status composed again.
     await eventually('status is composed after the acting verb', () => serving.status.latest()?.composed_at !== composedBefore);
-    await callController(mesh.dir, 'nodes.list', {});
-    await callController(mesh.dir, 'status', {});
-    const after = ((await callController(mesh.dir, 'calls', { limit: 1000 })).result as { calls: ControlCall[] }).calls;
+    await callController(suite.mesh.dir, 'nodes.list', {});
+    await callController(suite.mesh.dir, 'status', {});
+    const after = ((await callController(suite.mesh.dir, 'calls', { limit: 1000 })).result as { calls: ControlCall[] }).calls;
     expect(after).toHaveLength(before + 1);
     expect(after[0]).toMatchObject({ verb: 'token.issue', state: 'refused', error: { condition: 'TokenTargetMissing' } });
   });
 
   test('keeps a token issue as a call without its answer, which carries the one-time token', async () => {
-    const answer = await callController(mesh.dir, 'token.issue', { new: true });
+    const answer = await callController(suite.mesh.dir, 'token.issue', { new: true });
     const token = (answer.result as { token: string }).token;
-    const call = ((await callController(mesh.dir, 'calls', { limit: 1 })).result as { calls: ControlCall[] }).calls[0];
+    const call = ((await callController(suite.mesh.dir, 'calls', { limit: 1 })).result as { calls: ControlCall[] }).calls[0];
     expect(call).toMatchObject({ verb: 'token.issue', args: ['new'], state: 'answered', answer: { result: null, truncated: false } });
     expect(call?.answer?.text).toMatch(/carried a secret .* it is not kept/);
     const { kv } = await openCallsBucket(serving.ctx.nc);
@@ -182,29 +170,29 @@ describe('the serving controller\'s tree', () => {
   });
 
   test('refuses a call id it does not keep', async () => {
-    const error = await callController(mesh.dir, 'calls', { id: '000000000-00000000' }).catch((caught: unknown) => caught);
+    const error = await callController(suite.mesh.dir, 'calls', { id: '000000000-00000000' }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ condition: 'CallNotFound', value: '000000000-00000000' });
   });
 });
 
 describe('calls across a restart', () => {
   test('a controller starting marks a stopped one\'s running calls abandoned, and reads the others back', async () => {
-    const first = await serveController(mesh.dir, FAST);
+    const first = await serveController(suite.mesh.dir, FAST);
     first.verbs.scoped('test').register('test.quick', z.strictObject({}), async () => ({ result: null, text: 'done' }));
-    await callController(mesh.dir, 'test.quick', {});
-    const kept = ((await callController(mesh.dir, 'calls', { limit: 1 })).result as { calls: ControlCall[] }).calls[0] as ControlCall;
+    await callController(suite.mesh.dir, 'test.quick', {});
+    const kept = ((await callController(suite.mesh.dir, 'calls', { limit: 1 })).result as { calls: ControlCall[] }).calls[0] as ControlCall;
     // A call the stopped controller never finished, as it left it in the bucket.
     const { kv } = await openCallsBucket(first.ctx.nc);
     const orphan: ControlCall = { ...kept, id: '000000001-0000abcd', verb: 'node.release', instance: 'ffffffffffffffff', state: 'running', ended_at: null, took_ms: null, answer: null };
     await kv.put(orphan.id, JSON.stringify(orphan));
     await first.stop();
 
-    const second = await serveController(mesh.dir, FAST);
+    const second = await serveController(suite.mesh.dir, FAST);
     try {
-      const abandoned = (await callController(mesh.dir, 'calls', { id: orphan.id })).result as ControlCall;
+      const abandoned = (await callController(suite.mesh.dir, 'calls', { id: orphan.id })).result as ControlCall;
       expect(abandoned).toMatchObject({ state: 'abandoned', error: { condition: 'CallAbandoned' } });
       expect(abandoned.ended_at).not.toBeNull();
-      expect((await callController(mesh.dir, 'calls', { id: kept.id })).result).toEqual(kept);
+      expect((await callController(suite.mesh.dir, 'calls', { id: kept.id })).result).toEqual(kept);
       // The last 1,000 calls, for 14 days; the oldest go first when full.
       const { jsm, stream } = await openCallsBucket(second.ctx.nc);
       expect(stream).toBe(`KV_${CALLS_BUCKET}`);
@@ -217,7 +205,7 @@ describe('calls across a restart', () => {
 
 describe('a child failing past its budget', () => {
   test('stops the controller, giving the lease back, with an error naming the child and its last error', async () => {
-    const serving = await serveController(mesh.dir, FAST);
+    const serving = await serveController(suite.mesh.dir, FAST);
     expect(serving.kill('declarations', 'first failure')).toBe(true);
     await eventually('declarations is restarted', () => childOf(serving.tree(), 'declarations').restarts === 1 && childOf(serving.tree(), 'declarations').child_state === 'running');
     expect(serving.kill('declarations', 'second failure')).toBe(true);
@@ -227,14 +215,14 @@ describe('a child failing past its budget', () => {
     expect(error.exitCode).toBe(1);
     // Given back: the next controller takes the lease at once rather than after it expires.
     const started = performance.now();
-    const next = await serveController(mesh.dir, FAST);
+    const next = await serveController(suite.mesh.dir, FAST);
     expect(next.lease.isActing()).toBe(true);
     expect(performance.now() - started).toBeLessThan(5_000);
     await next.stop();
   });
 
   test('a bus connection closed for good makes the controller end naming `bus`', async () => {
-    const serving = await serveController(mesh.dir, FAST);
+    const serving = await serveController(suite.mesh.dir, FAST);
     await serving.ctx.nc.close();
     const error = await serving.ended;
     expect(error).toBeInstanceOf(SupervisorEscalated);

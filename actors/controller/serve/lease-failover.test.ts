@@ -5,7 +5,6 @@ import { emptyHostState, type HostState } from '../../../schema/host-state';
 import { DECLARATION_STREAM, declarationSubject } from '../../shared/bus/subjects';
 import { generateNodeIdentity, sealEnvelope } from '../../shared/crypto';
 import { startFreezeProxy, type FreezeProxy } from '../../shared/testing/freeze-proxy';
-import { startTestPostgres, type TestPostgres } from '../../shared/testing/test-postgres';
 import { admitDeclaration } from '../../host/link/admit-declaration';
 import { recordDeclaration } from '../../host/link/record-declaration';
 import { enrolledState } from '../../host/enrolment/enrolled-state';
@@ -15,32 +14,21 @@ import { LeaseLost, NotActing } from '../lease/lease-errors';
 import { upsertNode } from '../store/nodes.repo';
 import { serveController, type ServingController } from './serve-controller';
 import { eventually } from './testing/eventually';
-import { startTestMesh, type TestMesh } from './testing/test-mesh';
+import { useTestMesh } from './testing/use-test-mesh';
 
 // Two serving controllers on one mesh: one broker, one PostgreSQL store. Exactly one acts;
 // a holder that stops hands over within a second; a holder whose link to the broker stalls
 // stops acting before its lease can expire, the standby takes over under a higher epoch, and
 // the host keeps the new holder's declarations and refuses the old holder's late one.
 
-let postgres: TestPostgres;
-let mesh: TestMesh;
-
-beforeAll(async () => {
-  postgres = await startTestPostgres();
-  mesh = await startTestMesh({ database: postgres.url });
-}, 60_000);
-
-afterAll(async () => {
-  await mesh?.stop();
-  await postgres?.stop();
-});
+const suite = useTestMesh();
 
 /** A host's state for `node`, enrolled in this mesh (its pins trust the mesh's controller key). */
 function hostOf(node: string, identity: ReturnType<typeof generateNodeIdentity>): HostState {
   return enrolledState(
     emptyHostState(),
     { node, nkey_public: identity.nkey_public, public_key: identity.public_key, secret_key: identity.secret_key },
-    { broker_url: mesh.config.broker.url, broker_fingerprint: mesh.config.broker.fingerprint, controller_public_key: mesh.config.controller.public_key },
+    { broker_url: suite.mesh.config.broker.url, broker_fingerprint: suite.mesh.config.broker.fingerprint, controller_public_key: suite.mesh.config.controller.public_key },
   );
 }
 
@@ -67,8 +55,8 @@ describe('two controllers on one mesh', () => {
   const logB: string[] = [];
 
   beforeAll(async () => {
-    a = await serveController(mesh.dir, { log: (line) => logA.push(line) });
-    b = await serveController(mesh.dir, { log: (line) => logB.push(line) });
+    a = await serveController(suite.mesh.dir, { log: (line) => logA.push(line) });
+    b = await serveController(suite.mesh.dir, { log: (line) => logB.push(line) });
   }, 30_000);
 
   afterAll(async () => {
@@ -83,7 +71,7 @@ describe('two controllers on one mesh', () => {
     expect(logB.join('\n')).not.toMatch(/serving: epoch/);
     // The standby's acting children wait for the lease; every call is answered by the holder.
     expect(b.tree().children.find((child) => child.id === 'control')?.child_state).toBe('waitingForLease');
-    for (let i = 0; i < 5; i += 1) expect(leaseState((await callController(mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
+    for (let i = 0; i < 5; i += 1) expect(leaseState((await callController(suite.mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
 
     await enrolledNode(a, 'kitchen');
     const sent = await sendComposed(a.ctx, 'kitchen', { kind: 'full', resources: [] });
@@ -103,7 +91,7 @@ describe('two controllers on one mesh', () => {
     expect(acting - stopping).toBeLessThan(1_000);
     expect(b.lease.epoch()).toBeGreaterThan(epochBefore);
     await eventually('the new holder answers calls', () => logB.some((line) => line.startsWith('serving: epoch')));
-    expect(leaseState((await callController(mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
+    expect(leaseState((await callController(suite.mesh.dir, 'tree', {})).result as SupervisionTreeNode)).toMatch(/^holding\./);
   });
 });
 
@@ -115,7 +103,7 @@ describe('a holder whose link to the broker stalls', () => {
   let b: ServingController;
 
   beforeAll(async () => {
-    proxy = await startFreezeProxy({ port: Number(new URL(mesh.config.broker.url).port) });
+    proxy = await startFreezeProxy({ port: Number(new URL(suite.mesh.config.broker.url).port) });
   });
 
   afterAll(async () => {
@@ -125,8 +113,8 @@ describe('a holder whose link to the broker stalls', () => {
   });
 
   test('stops acting before its lease can expire; the standby\'s declarations win at the host; a late one from the old epoch is refused', async () => {
-    a = await serveController(mesh.dir, { lease, brokerUrl: proxy.url, log: () => undefined });
-    b = await serveController(mesh.dir, { lease, log: () => undefined });
+    a = await serveController(suite.mesh.dir, { lease, brokerUrl: proxy.url, log: () => undefined });
+    b = await serveController(suite.mesh.dir, { lease, log: () => undefined });
     expect([a.lease.isActing(), b.lease.isActing()]).toEqual([true, false]);
     const oldEpoch = a.lease.epoch();
 

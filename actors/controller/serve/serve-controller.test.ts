@@ -16,7 +16,6 @@ import {
   OPERATOR_INBOX_PREFIX,
 } from '../../shared/bus/subjects';
 import { brokerPasswordFor, decodeBase64, decodeToken, generateNodeIdentity, generateSigningKeyPair, nkeySeedOf, writeKeyFile } from '../../shared/crypto';
-import { startTestPostgres, type TestPostgres } from '../../shared/testing/test-postgres';
 import { callController } from '../control/call-controller';
 import { ControllerNotRunning, ControllerRefused } from '../control/control-errors';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
@@ -27,7 +26,7 @@ import { sweepExpiredTokens } from '../tokens/sweep-expired-tokens';
 import { tokensPart } from '../tokens/tokens.part';
 import { openController } from './open-controller';
 import { serveController, type ServingController } from './serve-controller';
-import { startTestMesh, type TestMesh } from './testing/test-mesh';
+import { useTestMesh } from './testing/use-test-mesh';
 
 // The serving controller over a real broker (TLS, nkey users, reloads) made by initMesh, on a
 // real PostgreSQL, called the way the CLI calls it. Only this file's parts run, so what is
@@ -35,18 +34,7 @@ import { startTestMesh, type TestMesh } from './testing/test-mesh';
 
 const PARTS = [tokensPart, nodesPart];
 
-let postgres: TestPostgres;
-let mesh: TestMesh;
-
-beforeAll(async () => {
-  postgres = await startTestPostgres();
-  mesh = await startTestMesh({ database: postgres.url });
-}, 60_000);
-
-afterAll(async () => {
-  await mesh?.stop();
-  await postgres?.stop();
-});
+const suite = useTestMesh();
 
 describe('serveController on PostgreSQL', () => {
   let serving: ServingController;
@@ -54,7 +42,7 @@ describe('serveController on PostgreSQL', () => {
   const opened: NatsConnection[] = [];
 
   beforeAll(async () => {
-    serving = await serveController(mesh.dir, { parts: PARTS, log: (line) => log.push(line) });
+    serving = await serveController(suite.mesh.dir, { parts: PARTS, log: (line) => log.push(line) });
   }, 30_000);
 
   afterAll(async () => {
@@ -63,7 +51,7 @@ describe('serveController on PostgreSQL', () => {
   });
 
   async function open(options: NodeConnectionOptions): Promise<NatsConnection> {
-    const connection = await connect({ servers: mesh.config.broker.url, tls: { ca: mesh.certPem }, reconnect: false, ...options });
+    const connection = await connect({ servers: suite.mesh.config.broker.url, tls: { ca: suite.mesh.certPem }, reconnect: false, ...options });
     opened.push(connection);
     return connection;
   }
@@ -88,7 +76,7 @@ describe('serveController on PostgreSQL', () => {
     await recordLastSeen(serving.ctx.store, 'kitchen', new Date(now.getTime() - 4 * 86_400_000 - 60_000));
     await upsertNode(serving.ctx.store, { name: 'shelf', lifecycle_state: 'released' }, now);
 
-    const answer = await callController(mesh.dir, 'nodes.list', {});
+    const answer = await callController(suite.mesh.dir, 'nodes.list', {});
     const nodes = (answer.result as { nodes: Array<Record<string, unknown>> }).nodes;
     expect(nodes.map((node) => [node.name, node.lifecycle_state, node.version_running, node.last_seen])).toEqual([
       ['kitchen', 'enrolled', '0.1.0', 'last seen 4 days ago'],
@@ -98,13 +86,13 @@ describe('serveController on PostgreSQL', () => {
   });
 
   test('issues a token that decodes to this broker, its fingerprint and the controller\'s key, and keeps only its hash', async () => {
-    const answer = await callController(mesh.dir, 'token.issue', { new: true });
+    const answer = await callController(suite.mesh.dir, 'token.issue', { new: true });
     const issued = answer.result as { token: string; token_id: string; for_node: string | null; expires_at: string; issued_at: string };
     const token = decodeToken(issued.token);
     expect(token).toMatchObject({
-      broker_url: mesh.config.broker.url,
-      broker_fingerprint: mesh.init.broker.fingerprint,
-      controller_public_key: mesh.config.controller.public_key,
+      broker_url: suite.mesh.config.broker.url,
+      broker_fingerprint: suite.mesh.init.broker.fingerprint,
+      controller_public_key: suite.mesh.config.controller.public_key,
       token_id: issued.token_id,
     });
     expect(issued.for_node).toBeNull();
@@ -118,7 +106,7 @@ describe('serveController on PostgreSQL', () => {
   });
 
   test('lets the token\'s enrolment user reach its own subject, and takes the user away once the token expires', async () => {
-    const issued = (await callController(mesh.dir, 'token.issue', { new: true, ttl: '1m' })).result as { token: string };
+    const issued = (await callController(suite.mesh.dir, 'token.issue', { new: true, ttl: '1m' })).result as { token: string };
     const token = decodeToken(issued.token);
     const answering = serving.ctx.nc.subscribe(enrolmentSubject(token.token_id), { callback: (_error, message) => {
       message.respond('heard');
@@ -145,7 +133,7 @@ describe('serveController on PostgreSQL', () => {
     const credentials = { authenticator: nkeyAuthenticator(nkeySeedOf(identity.secret_key)), inboxPrefix: nodeInboxPrefix('laptop') };
     const laptop = await open(credentials);
 
-    const answer = await callController(mesh.dir, 'token.issue', { node: 'laptop' });
+    const answer = await callController(suite.mesh.dir, 'token.issue', { node: 'laptop' });
     const issued = answer.result as { token: string; for_node: string; revoked_identity: string };
     expect(issued.for_node).toBe('laptop');
     expect(issued.revoked_identity).toBe(identity.nkey_public);
@@ -158,7 +146,7 @@ describe('serveController on PostgreSQL', () => {
   });
 
   test('refuses a token for a name with no node record, saying to use --new', async () => {
-    const error = await callController(mesh.dir, 'token.issue', { node: 'nobody' }).catch((caught: unknown) => caught);
+    const error = await callController(suite.mesh.dir, 'token.issue', { node: 'nobody' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ControllerRefused);
     expect((error as ControllerRefused).condition).toBe('NodeNotFound');
     expect((error as ControllerRefused).value).toBe('nobody');
@@ -167,16 +155,16 @@ describe('serveController on PostgreSQL', () => {
 
   test('refuses a token with neither --new nor --node, both, or a time to live out of bounds', async () => {
     const conditions = await Promise.all([
-      callController(mesh.dir, 'token.issue', {}),
-      callController(mesh.dir, 'token.issue', { new: true, node: 'kitchen' }),
-      callController(mesh.dir, 'token.issue', { new: true, ttl: '8d' }),
+      callController(suite.mesh.dir, 'token.issue', {}),
+      callController(suite.mesh.dir, 'token.issue', { new: true, node: 'kitchen' }),
+      callController(suite.mesh.dir, 'token.issue', { new: true, ttl: '8d' }),
     ].map((call) => call.then(() => 'issued', (error: ControllerRefused) => error.condition)));
     expect(conditions).toEqual(['TokenTargetMissing', 'TokenTargetAmbiguous', 'TokenTtlInvalid']);
   });
 
   test('refuses a control call with an argument its verb does not declare, naming the argument', async () => {
     const before = await serving.ctx.store.query('SELECT id FROM tokens');
-    const error = await callController(mesh.dir, 'token.issue', { new: true, forever: true }).catch((caught: unknown) => caught);
+    const error = await callController(suite.mesh.dir, 'token.issue', { new: true, forever: true }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ControllerRefused);
     expect((error as ControllerRefused).condition).toBe('ArgumentNotDeclared');
     expect((error as ControllerRefused).message).toContain('`forever`');
@@ -189,7 +177,7 @@ describe('serveController on PostgreSQL', () => {
   });
 
   test('lets the operator\'s key call the controller and nothing else', async () => {
-    const operator = await readNkeySeedFile(mesh.config.operator.nkey_seed_file);
+    const operator = await readNkeySeedFile(suite.mesh.config.operator.nkey_seed_file);
     const connection = await open({ authenticator: nkeyAuthenticator(operator.seed), inboxPrefix: OPERATOR_INBOX_PREFIX });
     const violations: string[] = [];
     void (async () => {
@@ -216,15 +204,15 @@ describe('serveController on PostgreSQL', () => {
       },
       () => undefined,
     );
-    const reopened = await openController(mesh.dir, { log: (line) => log.push(line) });
+    const reopened = await openController(suite.mesh.dir, { log: (line) => log.push(line) });
     try {
       await reopened.ctx.store.query("UPDATE nodes SET lifecycle_state = 'released', public_key = NULL, nkey = NULL WHERE name = 'attic'");
     } finally {
       await reopened.close();
     }
-    serving = await serveController(mesh.dir, { parts: PARTS, log: (line) => log.push(line) });
+    serving = await serveController(suite.mesh.dir, { parts: PARTS, log: (line) => log.push(line) });
     expect(serving.ctx.epoch()).toBeGreaterThan(first);
-    const authFile = await fs.readFile(`${mesh.config.broker.dir}/auth.conf`, 'utf8');
+    const authFile = await fs.readFile(`${suite.mesh.config.broker.dir}/auth.conf`, 'utf8');
     expect(authFile).not.toContain(identity.nkey_public);
     expect(authFile).not.toContain('# node attic');
     expect(authFile).toContain('# node kitchen');
@@ -234,21 +222,21 @@ describe('serveController on PostgreSQL', () => {
 // After the block above has stopped its controller.
 describe('callController', () => {
   test('with no controller serving, says so and how to start it', async () => {
-    const error = await callController(mesh.dir, 'nodes.list', {}).catch((caught: unknown) => caught);
+    const error = await callController(suite.mesh.dir, 'nodes.list', {}).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ControllerNotRunning);
-    expect((error as ControllerNotRunning).message).toBe(`no controller answered on the broker at ${mesh.config.broker.url}`);
-    expect((error as ControllerNotRunning).next).toBe(`start it with \`mesh-control serve --dir '${mesh.dir}'\`; if one was stopped or killed just now, a standby takes over within about 20 s (the lease lasts 15 s): try again then`);
+    expect((error as ControllerNotRunning).message).toBe(`no controller answered on the broker at ${suite.mesh.config.broker.url}`);
+    expect((error as ControllerNotRunning).next).toBe(`start it with \`mesh-control serve --dir '${suite.mesh.dir}'\`; if one was stopped or killed just now, a standby takes over within about 20 s (the lease lasts 15 s): try again then`);
   });
 
   test('is refused by the broker with a key that is not the operator\'s', async () => {
     // Replace the operator's key file with a stranger's: the broker must refuse it.
     const stranger = generateSigningKeyPair();
-    const saved = await fs.readFile(mesh.config.operator.nkey_seed_file);
-    await writeKeyFile(mesh.config.operator.nkey_seed_file, decodeBase64(stranger.secret_key) as Uint8Array, { overwrite: true });
+    const saved = await fs.readFile(suite.mesh.config.operator.nkey_seed_file);
+    await writeKeyFile(suite.mesh.config.operator.nkey_seed_file, decodeBase64(stranger.secret_key) as Uint8Array, { overwrite: true });
     try {
-      await expect(callController(mesh.dir, 'nodes.list', {})).rejects.toThrow(/refused the credentials/);
+      await expect(callController(suite.mesh.dir, 'nodes.list', {})).rejects.toThrow(/refused the credentials/);
     } finally {
-      await fs.writeFile(mesh.config.operator.nkey_seed_file, saved, { mode: 0o600 });
+      await fs.writeFile(suite.mesh.config.operator.nkey_seed_file, saved, { mode: 0o600 });
     }
   });
 });
