@@ -15,6 +15,7 @@ import { fleetMembers, inBatches, probeFleetBroker } from './fleet-member';
 import { answerFloorRequests, concurrentFloor, sequentialFloor } from './nats-floor';
 import { ReportWatch } from './report-watch';
 import { SimulatedHost } from './simulated-host';
+import { mainThreadCpuSeconds } from './thread-cpu';
 
 /** What one fleet size is asked to do. */
 export interface PushPlan {
@@ -47,6 +48,8 @@ export interface PushMeasurement {
    * watch) per node per counted declaration, ms: what sharing the machine costs each node.
    */
   simulatorCpuMsPerNode: number;
+  /** The part of it spent on the process's main thread, where all the JavaScript runs, ms. */
+  mainThreadCpuMsPerNode: number;
   /** CPU time of nats-server per node per counted declaration, ms. */
   brokerCpuMsPerNode: number;
   /** Lines the simulated hosts logged (refusals, intake trouble), a few. */
@@ -92,10 +95,12 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     const latencies: number[] = [];
     const roundTimes: number[] = [];
     let simulatorCpuMs = 0;
+    let mainThreadCpuMs = 0;
     let brokerCpuMs = 0;
     for (let round = 1; round <= plan.rounds; round += 1) {
       const signed = members.map((member) => ({ member, ...signedDeclaration({ node: member.name, generation: round, resources: roundResources(round) }, signing.secret_key) }));
       const cpuBefore = process.cpuUsage();
+      const mainBefore = mainThreadCpuSeconds();
       const brokerBefore = cpuSeconds(broker.broker.pid);
       const started = performance.now();
       const times: number[] = [];
@@ -123,6 +128,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
       if (round > 1 || !plan.warmUp) {
         const cpu = process.cpuUsage(cpuBefore);
         simulatorCpuMs += (cpu.user + cpu.system) / 1000;
+        mainThreadCpuMs += (mainThreadCpuSeconds() - mainBefore) * 1000;
         brokerCpuMs += (cpuSeconds(broker.broker.pid) - brokerBefore) * 1000;
         latencies.push(...times);
         roundTimes.push(outcome.last - started);
@@ -144,6 +150,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     floorAnswer.unsubscribe();
     return { latencies, floor, rounds: roundTimes, setupMs, rssMb,
       simulatorCpuMsPerNode: simulatorCpuMs / Math.max(1, latencies.length),
+      mainThreadCpuMsPerNode: mainThreadCpuMs / Math.max(1, latencies.length),
       brokerCpuMsPerNode: brokerCpuMs / Math.max(1, latencies.length), notes: hosts.flatMap((host) => host.notes).slice(0, 5) };
   } finally {
     await inBatches(hosts, 64, (host) => host.stop().catch(() => undefined));

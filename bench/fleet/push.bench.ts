@@ -57,7 +57,7 @@ export const pushSection: BenchSection = {
       }
       const shared = plan.nodes === 1
         ? 'one SimulatedHost (the host\'s intake, gate, store, reconcile actor and report) on its own connection'
-        : `${plan.nodes} SimulatedHosts in one process, sharing this machine's cores with nats-server and the sends: this process spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms per node per declaration`;
+        : `${plan.nodes} SimulatedHosts in one process, sharing this machine's cores with nats-server and the sends: this process spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU (${measurement.mainThreadCpuMsPerNode.toFixed(1)} ms of it on its main thread, which runs all the JavaScript) and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms per node per declaration`;
       figures.push(measured(head, measurement.latencies, {
         ...(goal === undefined ? {} : { goal }),
         floor: floorOf(plan.nodes === 1 ? 'request/reply, one at a time' : `${plan.nodes} request/replies at once`, measurement.floor),

@@ -75,6 +75,15 @@ export class SimulatedHost {
     const clock = new LinkClock(null);
     clock.up(host.now());
     const reports = new ReportSender({ node: member.name, state: host.state, clock, connection: () => connection, now: host.now });
+    // The start pass's report would have reserved the first block of report numbers before
+    // any push reached a running host; this host has no start pass, so it reserves them here.
+    try {
+      await reports.prepare();
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      await host.close();
+      throw error;
+    }
     const answering = new WeakMap<PassReport, LastDeclaration | null>();
     const actor = createActor(reconcileLogic({
       pass: async (reasons, signal) => {

@@ -10,6 +10,7 @@ const results: ResourceResult[] = [{ key: 'file:/etc/motd', shape: 'file', outco
 const facts = (more: Partial<ReportFacts> = {}): ReportFacts => ({
   node: 'alpha',
   state,
+  reportSequence: 12,
   declaration: held,
   results,
   secondsSinceLinked: 0,
@@ -19,12 +20,12 @@ const facts = (more: Partial<ReportFacts> = {}): ReportFacts => ({
 });
 
 describe('the report sent upward', () => {
-  test('carries the ordering fields from the store, the declaration answered, the results and what the host owns', () => {
+  test('carries the ordering fields (epoch and sequence from the store, its own report number), the declaration answered, the results and what the host owns', () => {
     expect(buildReport(facts())).toEqual({
       node: 'alpha',
       epoch: 6,
       sequence: 4,
-      report_sequence: 11,
+      report_sequence: 12,
       declaration_digest: 'd'.repeat(64),
       generation: 3,
       results,

@@ -7,8 +7,10 @@ import type { Refused } from './admit-declaration';
 export interface ReportFacts {
   /** The node sending it. */
   node: string;
-  /** The store as it stands, report_sequence already counted for this report. */
+  /** The store as it stands. */
   state: HostState;
+  /** This report's number, reserved in the store before the report is built (ReportNumbers). */
+  reportSequence: number;
   /** The declaration the results answer (the one held when the pass began); null for none. */
   declaration: LastDeclaration | null;
   /** Per-resource results of a pass; empty for a refusal. */
@@ -35,7 +37,7 @@ export function buildReport(facts: ReportFacts): Report {
     node: facts.node,
     epoch: state.highest_epoch,
     sequence: state.sequence,
-    report_sequence: state.report_sequence,
+    report_sequence: facts.reportSequence,
     declaration_digest: facts.declaration?.digest ?? null,
     generation: facts.declaration?.applied_generation ?? 0,
     results: facts.results.map(bounded),

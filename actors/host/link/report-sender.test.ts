@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { emptyHostState } from '../../../schema/host-state';
+import { emptyHostState, type HostState } from '../../../schema/host-state';
 import type { Report } from '../../../schema/report';
 import { HostStore } from '../store/host-store';
 import { StateHandle } from '../store/state-handle';
@@ -31,6 +31,15 @@ afterEach(async () => { await fs.rm(dir, { recursive: true, force: true }); });
 
 const now = () => new Date('2026-08-27T14:05:00.000Z');
 
+// The host store, counting its writes.
+class CountingStore extends HostStore {
+  saves = 0;
+  override async save(state: HostState): Promise<void> {
+    this.saves += 1;
+    await super.save(state);
+  }
+}
+
 describe('sending reports', () => {
   test('each report takes the next report_sequence, stored before it is published on the node\'s report subject', async () => {
     const state = new StateHandle(store, { ...emptyHostState(), report_sequence: 7 });
@@ -43,7 +52,32 @@ describe('sending reports', () => {
     expect(connection.published.map((p) => p.subject)).toEqual(['mesh.node.alpha.report', 'mesh.node.alpha.report']);
     expect(connection.published.map((p) => p.report.report_sequence)).toEqual([8, 9]);
     expect(connection.published[1]?.report.refused).toEqual({ reason: 'foreign_key', detail: 'signed by another key' });
-    expect((await store.load()).state.report_sequence).toBe(9);
+    expect((await store.load()).state.report_sequence).toBeGreaterThanOrEqual(9);
+  });
+
+  test('a host restarted over its store (after a crash, say) never sends a report_sequence it sent before', async () => {
+    const first = new StateHandle(store, emptyHostState());
+    const connection = new RecordingConnection();
+    const before = new ReportSender({ node: 'alpha', state: first, clock: new LinkClock(null), connection: () => connection, now });
+    await before.send({ results: [], held: null });
+    await before.send({ results: [], held: null });
+
+    const again = new StateHandle(store, (await store.load()).state);
+    const after = new ReportSender({ node: 'alpha', state: again, clock: new LinkClock(null), connection: () => connection, now });
+    await after.send({ results: [], held: null });
+
+    const sent = connection.published.map((p) => p.report.report_sequence);
+    expect(sent[2]).toBeGreaterThan(Math.max(sent[0] as number, sent[1] as number));
+  });
+
+  test('reports do not each cost a store write, and a prepared sender writes nothing to send', async () => {
+    const counting = new CountingStore(dir);
+    const state = new StateHandle(counting, emptyHostState());
+    const sender = new ReportSender({ node: 'alpha', state, clock: new LinkClock(null), connection: () => new RecordingConnection(), now });
+    await sender.prepare();
+    expect(counting.saves).toBe(1);
+    for (let index = 0; index < 10; index += 1) await sender.send({ results: [], held: null });
+    expect(counting.saves).toBe(1);
   });
 
   test('a confirmed send says false, and owes the report, when the broker does not acknowledge it (a silent link)', async () => {

@@ -8,6 +8,7 @@ import type { StateHandle } from '../store/state-handle';
 import type { Refused } from './admit-declaration';
 import { buildReport } from './build-report';
 import type { LinkClock } from './link-clock';
+import { reportNumbersOf } from './report-numbers';
 
 /** What a report is about: a pass's results, or a declaration refused whole. */
 export interface ReportSubject {
@@ -29,10 +30,11 @@ export interface ReportSenderDeps {
 
 /**
  * Sends the host's reports on `mesh.node.<node>.report`, as canonical JSON. Each report takes
- * the next report_sequence, counted in the store before it leaves, so the controller never
- * sees a number twice even across a crash. With no connection at all nothing is sent and the
- * sender remembers that a report is owed, for the link to ask for a pass when it comes up;
- * while the client is reconnecting, reports wait in its buffer.
+ * the next report_sequence, reserved in the store before it leaves (in blocks: see
+ * ReportNumbers), so the controller never sees a number twice even across a crash. With no
+ * connection at all nothing is sent and the sender remembers that a report is owed, for the
+ * link to ask for a pass when it comes up; while the client is reconnecting, reports wait in
+ * its buffer.
  */
 export class ReportSender {
   private owed = false;
@@ -51,11 +53,12 @@ export class ReportSender {
       this.owed = true;
       return false;
     }
-    const state = await this.deps.state.update((s) => ({ ...s, report_sequence: s.report_sequence + 1 }));
+    const reportSequence = await reportNumbersOf(this.deps.state).take();
     const now = this.deps.now();
     const report = buildReport({
       node: this.deps.node,
-      state,
+      state: this.deps.state.current(),
+      reportSequence,
       declaration: subject.held,
       results: subject.results,
       ...(subject.refused === undefined ? {} : { refused: subject.refused }),
@@ -71,6 +74,14 @@ export class ReportSender {
     ]);
     if (!confirmed) this.owed = true;
     return confirmed;
+  }
+
+  /**
+   * Reserves report numbers ahead (one store write), so the next report does not wait on one:
+   * for a host about to be told something, as the start pass's report leaves a running host.
+   */
+  async prepare(): Promise<void> {
+    await reportNumbersOf(this.deps.state).reserveAhead();
   }
 
   /** True once after a report could not be sent; the caller makes up for it. */

@@ -90,6 +90,24 @@ describe('the host store', () => {
     expect(loaded.problem).toMatch(/state\.json is missing/);
   });
 
+  test('writes the same bytes to the state file and its last-good copy on every save', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd'));
+    await store.save(stateOwning('/etc/motd', '/etc/issue'));
+    const text = await fs.readFile(store.file, 'utf8');
+    expect(await fs.readFile(store.lastGoodFile, 'utf8')).toBe(text);
+    expect(JSON.parse(text).owned.resources).toHaveLength(2);
+  });
+
+  test('a state directory removed under a running store is made again by the next save', async () => {
+    const stateDir = path.join(dir, 'var', 'lib', 'mesh-host');
+    const store = new HostStore(stateDir);
+    await store.save(stateOwning('/etc/motd'));
+    await fs.rm(path.join(dir, 'var'), { recursive: true });
+    await store.save(stateOwning('/etc/issue'));
+    expect((await store.load()).state.owned.resources.map((r) => r.key)).toEqual(['file:/etc/issue']);
+  });
+
   test('refuses to save a state that breaks its contract, leaving the store as it was', async () => {
     const store = new HostStore(dir);
     await store.save(stateOwning('/etc/motd'));

@@ -1,8 +1,10 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { HostState, emptyHostState } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
 import { writeFileAtomic } from './atomic-write';
+import { replaceFilesSync } from './replace-files-sync';
+import { StateChecker } from './state-checker';
 import { StoreCorrupt } from './store-errors';
 
 /** The file names inside the state directory. */
@@ -23,12 +25,17 @@ export interface LoadedState {
  * host owns, the known-good version. Locally authoritative: the host operates from it and needs
  * nothing else.
  *
- * Every save writes the whole state atomically (temp, fsync, rename, fsync dir) and then writes
- * the same bytes to `state.last-good.json` the same way, so damage to one file from outside the
- * host (a disk, an editor) leaves the other. A crash between the two writes leaves state.json
- * new and the copy one save behind, both valid.
+ * Every save writes the whole state to `state.json` and the same bytes to
+ * `state.last-good.json`, each atomically, so damage to one file from outside the host (a disk,
+ * an editor) leaves the other: both are written and fsynced, then renamed into place (state.json
+ * first), then the directory is fsynced. A crash before the directory fsync may leave either
+ * file one save behind, both valid, and that save had not returned, so nothing was done on it.
  */
 export class HostStore {
+  private readonly checker = new StateChecker();
+  /** Whether this store has made its directory; a directory removed under it is made again. */
+  private dirMade = false;
+
   constructor(readonly stateDir: string) {}
 
   get file(): string {
@@ -69,12 +76,27 @@ export class HostStore {
     });
   }
 
-  /** Writes the whole state durably, then its last-good copy. */
+  /**
+   * Writes the whole state and its last-good copy durably; refuses (ContractViolation) a state
+   * that breaks the contract, leaving both files as they were. The writes are synchronous (see
+   * replaceFilesSync): the promise is for callers that queue behind a save.
+   */
   async save(state: HostState): Promise<void> {
-    const text = serialize(parseContract(HostState, state, 'host state'));
-    await fs.mkdir(this.stateDir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(this.file, text);
-    await writeFileAtomic(this.lastGoodFile, text);
+    const bytes = Buffer.from(serialize(this.checker.check(state)), 'utf8');
+    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
+    if (!this.dirMade) this.makeDir();
+    try {
+      replaceFilesSync(this.stateDir, files);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.makeDir();
+      replaceFilesSync(this.stateDir, files);
+    }
+  }
+
+  private makeDir(): void {
+    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    this.dirMade = true;
   }
 
   private async keepDamaged(): Promise<string> {

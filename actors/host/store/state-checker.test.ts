@@ -1,0 +1,51 @@
+import { emptyHostState, type HostState } from '../../../schema/host-state';
+import { ContractViolation } from '../../../schema/parse';
+import { StateChecker } from './state-checker';
+
+function owning(...paths: string[]): HostState {
+  return {
+    ...emptyHostState(),
+    sequence: paths.length,
+    owned: { resources: paths.map((p) => ({ key: `file:${p}`, shape: 'file' as const, digest: 'a'.repeat(64), recorded_at: '2026-12-01T00:00:00.000Z' })) },
+  };
+}
+
+describe('checking states before they are written', () => {
+  test('passes a state as the contract parses it, defaults applied', () => {
+    const checker = new StateChecker();
+    const handApplied = { shape: 'file', path: '/etc/motd', content: { text: 'hello\n' } } as unknown as HostState['local_resources'][number];
+    const checked = checker.check({ ...owning('/etc/issue'), local_resources: [handApplied] });
+    expect(checked.local_resources).toEqual([{ shape: 'file', path: '/etc/motd', content: { text: 'hello\n' }, mode: '0644', owner: 'root', group: 'root' }]);
+    expect(checked.owned).toEqual(owning('/etc/issue').owned);
+  });
+
+  test('refuses a changed field that breaks the contract, naming it, after other states passed', () => {
+    const checker = new StateChecker();
+    checker.check(owning('/etc/motd'));
+    expect(() => checker.check({ ...owning('/etc/motd'), sequence: -1 })).toThrow(/^host state\.sequence: /);
+    expect(() => checker.check({ ...owning('/etc/motd'), sequence: -1 })).toThrow(ContractViolation);
+  });
+
+  test('checks again what a caller changed in place after it passed', () => {
+    const checker = new StateChecker();
+    const state = owning('/etc/motd');
+    checker.check(state);
+    (state.owned.resources[0] as { digest: string }).digest = 'not-a-digest';
+    expect(() => checker.check(state)).toThrow(/host state\.owned\.resources\[0\]\.digest/);
+  });
+
+  test('refuses a field the contract does not carry, and a field left out', () => {
+    const checker = new StateChecker();
+    checker.check(owning('/etc/motd'));
+    expect(() => checker.check({ ...owning('/etc/motd'), extra: true } as HostState)).toThrow(/host state\.extra: unknown field/);
+    const { briefing: _left, ...without } = owning('/etc/motd');
+    expect(() => checker.check(without as HostState)).toThrow(/host state\.briefing: required/);
+  });
+
+  test('a field that failed once is checked again, not remembered as passed', () => {
+    const checker = new StateChecker();
+    expect(() => checker.check({ ...owning('/etc/motd'), sequence: -1 })).toThrow(ContractViolation);
+    expect(checker.check(owning('/etc/motd')).sequence).toBe(1);
+    expect(() => checker.check({ ...owning('/etc/motd'), sequence: -1 })).toThrow(ContractViolation);
+  });
+});
