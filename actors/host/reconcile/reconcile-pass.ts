@@ -44,7 +44,7 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
   // cleared and this version becomes the one to roll back to (launcher/README.md). A resource
   // that failed is the machine's or the declaration's trouble, not the binary's: counting it
   // would have the launcher roll back, then halt, a healthy host on its next few restarts.
-  if (signal?.aborted !== true) await recordCompletedReconcile(host.settings.stateDir);
+  if (signal?.aborted !== true) await recordCompletedOnce(host);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
   return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };
@@ -52,4 +52,15 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
 
 function storedKind(state: HostState): string | undefined {
   return state.last_declaration === null ? undefined : storedDeclaration(state)?.kind;
+}
+
+// Hosts whose launch state this process has already cleared. The launcher writes the counter
+// only when a process starts, so once this process has cleared it, later passes would read and
+// remove nothing: one clear per process, not three file operations on every pass.
+const cleared = new WeakSet<HostContext>();
+
+async function recordCompletedOnce(host: HostContext): Promise<void> {
+  if (cleared.has(host)) return;
+  await recordCompletedReconcile(host.settings.stateDir);
+  cleared.add(host);
 }

@@ -64,7 +64,7 @@ export class ApkBackend implements PackageBackend {
     return parseApkInstalled(text).get(name);
   }
 
-  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<void> {
+  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined> {
     // Checked between steps but not handed to apk: one stopped half way leaves a half-written system.
     ctx.signal?.throwIfAborted();
     const root = resolve(ctx.root);

@@ -93,7 +93,7 @@ export class DpkgBackend implements PackageBackend {
     return undefined;
   }
 
-  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<void> {
+  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined> {
     // The signal is checked between steps but not handed to apt: a package manager stopped half
     // way leaves the dpkg database needing `dpkg --configure -a`, worse than finishing late.
     ctx.signal?.throwIfAborted();

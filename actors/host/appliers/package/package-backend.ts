@@ -23,9 +23,11 @@ export interface PackageBackend {
    * Installs the package at `version` (any version when undefined), upgrading or downgrading
    * what is there, without asking anything. Returning proves nothing about the machine: the
    * caller reads back with {@link installed}. Throws an `ApplyFailed` (one subclass per
-   * condition in package-errors) carrying the package manager's own words.
+   * condition in package-errors) carrying the package manager's own words. Returns a line for
+   * the report when the package came from somewhere a person would not assume (pacman's
+   * package cache rather than a repository), undefined otherwise.
    */
-  install(name: string, version: string | undefined, ctx: ApplyContext): Promise<void>;
+  install(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined>;
   /** The package manager and where it takes packages from, for messages: "apt/dpkg (the machine's apt sources)". */
   describe(): string;
 }

@@ -13,15 +13,18 @@ class FakePackageBackend implements PackageBackend {
   readonly database = new Map<string, string>();
   readonly installs: Array<[string, string | undefined]> = [];
   unreadable: string | undefined;
+  /** What the next install says about where the package came from. */
+  note: string | undefined;
 
   async installed(name: string): Promise<string | undefined> {
     if (this.unreadable !== undefined) throw new PackageDatabaseUnreadable(this.unreadable);
     return this.database.get(name);
   }
 
-  async install(name: string, version: string | undefined): Promise<void> {
+  async install(name: string, version: string | undefined): Promise<string | undefined> {
     this.installs.push([name, version]);
     this.database.set(name, version ?? 'latest');
+    return this.note;
   }
 
   describe(): string {
@@ -42,6 +45,14 @@ afterEach(async () => {
 });
 
 describe('packageApplier', () => {
+  test('puts what the package manager said about where a package came from in the apply\'s output, and nothing otherwise', async () => {
+    const backend = new FakePackageBackend();
+    const applier = packageApplier(backend);
+    expect(await applier.apply({ shape: 'package', name: 'nginx', version: '1.24.0-1' }, ctx)).toEqual({});
+    backend.note = 'installed nginx 1.22.1-9 from the package cache (/var/cache/pacman/pkg/nginx-1.22.1-9-x86_64.pkg.tar.zst)';
+    expect(await applier.apply({ shape: 'package', name: 'nginx', version: '1.22.1-9' }, ctx)).toEqual({ output: backend.note });
+  });
+
   test('says "not installed" for a package the database does not have', async () => {
     const applier = packageApplier(new FakePackageBackend());
 

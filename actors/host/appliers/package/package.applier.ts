@@ -51,8 +51,8 @@ export function packageApplier(backend: PackageBackend, selfUpgrade: SelfUpgrade
 
     async apply(resource: PackageResource, ctx: ApplyContext): Promise<ApplyOutcome> {
       if (resource.name === HOST_PACKAGE) return upgradeHost(backend, resource, ctx, selfUpgrade);
-      await backend.install(resource.name, resource.version, ctx);
-      return {};
+      const note = await backend.install(resource.name, resource.version, ctx);
+      return note === undefined ? {} : { output: note };
     },
 
     async remove(_key: string, _ctx: ApplyContext): Promise<Removal> {

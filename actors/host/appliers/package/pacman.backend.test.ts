@@ -5,7 +5,7 @@ import type { ApplyContext } from '../applier';
 import { ProcessRunner } from '../../../shared/process/command-runner';
 import { PacmanBackend } from './pacman.backend';
 import { packageApplier } from './package.applier';
-import { PackageDatabaseLocked, PackageNotInRepository } from './package-errors';
+import { PackageDatabaseLocked, PackageInstallFailed, PackageNotInRepository } from './package-errors';
 import { buildPacmanPackage } from './testing/build-pacman-package';
 import { addToPacmanRepository } from './testing/pacman-repository';
 import { makePacmanRoot } from './testing/pacman-root';
@@ -18,15 +18,19 @@ const runner = new ProcessRunner();
 let scratch: string;
 let packages: string;
 let repository: string;
+let newer: string;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'pacman-backend-'));
   packages = join(scratch, 'packages');
-  for (const version of ['1.0-1', '1.1-1']) {
+  for (const version of ['1.0-1', '1.1-1', '1:0.9-1']) {
     await buildPacmanPackage(packages, { name: 'demo', version, files: { 'usr/share/demo/version': `${version}\n` } });
   }
-  // The shared repository holds 1.0-1; tests that need 1.1-1 publish it into their own.
+  await buildPacmanPackage(packages, { name: 'demo-extra', version: '1.0-1', files: { 'usr/share/demo-extra/version': '1.0-1\n' } });
+  // The shared repository holds 1.0-1; tests that need 1.1-1 publish it into their own, or
+  // take the shared one holding only 1.1-1, which leaves 1.0-1 to the package cache.
   repository = await publish('repository', ['demo-1.0-1-any.pkg.tar.zst']);
+  newer = await publish('newer', ['demo-1.1-1-any.pkg.tar.zst']);
 });
 
 afterAll(async () => {
@@ -45,14 +49,25 @@ async function publish(directoryName: string, files: string[]): Promise<string> 
 }
 
 let count = 0;
-/** A fresh machine root whose pacman.conf names `repositoryPath` as repository `mesh`. */
-async function machine(repositoryPath: string | undefined = repository): Promise<ApplyContext> {
+/**
+ * A fresh machine root whose pacman.conf names `repositoryPath` as repository `mesh`, with
+ * `settings` as more lines of its [options].
+ */
+async function machine(repositoryPath: string | undefined = repository, settings: string[] = []): Promise<ApplyContext> {
   count += 1;
   const root = join(scratch, `root-${count}`);
   const stateDir = join(scratch, `state-${count}`);
   await mkdir(stateDir, { recursive: true });
-  await makePacmanRoot(root, repositoryPath === undefined ? {} : { repository: { name: 'mesh', path: repositoryPath } });
+  await makePacmanRoot(root, { settings, ...(repositoryPath === undefined ? {} : { repository: { name: 'mesh', path: repositoryPath } }) });
   return { root, stateDir, runner, hostUnit: 'nox-mesh-host.service' };
+}
+
+/** Copies a built package file into the root's `cacheDir` (as a path on the machine) and returns where it is now. */
+async function cache(ctx: ApplyContext, file: string, cacheDir = '/var/cache/pacman/pkg'): Promise<string> {
+  const directory = join(ctx.root, cacheDir);
+  await mkdir(directory, { recursive: true });
+  await copyFile(join(packages, file), join(directory, file));
+  return join(directory, file);
 }
 
 /** What pacman's local database says, asked directly: "demo 1.0-1", or undefined. */
@@ -126,6 +141,99 @@ describe('PacmanBackend with real pacman in a root', () => {
 
     expect(failure).toBeInstanceOf(PackageNotInRepository);
     expect((failure as Error).message).toContain('target not found: demo=1.1-1');
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+  });
+
+  test('a pinned version older than the repository\'s is taken from the package cache, read back, and said to come from there', async () => {
+    const ctx = await machine(newer);
+    const backend = new PacmanBackend();
+    const v10 = { shape: 'package', name: 'demo', version: '1.0-1' } as const;
+    await applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx);
+    const cached = await cache(ctx, 'demo-1.0-1-any.pkg.tar.zst');
+    expect(await applier.observe(v10, ctx)).toEqual({ present: true, differences: ['version 1.1-1 installed, declared 1.0-1'] });
+
+    const note = await backend.installNoting('demo', '1.0-1', ctx);
+
+    expect(note).toContain('from the package cache');
+    expect(note).toContain(cached);
+    expect(await applier.observe(v10, ctx)).toEqual({ present: true, differences: [] });
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+    expect(await readFile(join(ctx.root, 'usr/share/demo/version'), 'utf8')).toBe('1.0-1\n');
+    // From the repository the backend has nothing to say.
+    expect(await backend.installNoting('demo', '1.1-1', ctx)).toBeUndefined();
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.1-1');
+  });
+
+  test('looks in every CacheDir of the root\'s pacman.conf, resolved under the root, and finds a version with an epoch by its file name', async () => {
+    const ctx = await machine(repository, ['CacheDir = /srv/first/ /srv/second/ # two on one line']);
+    await cache(ctx, 'demo-1:0.9-1-any.pkg.tar.zst', '/srv/second');
+    const pinned = { shape: 'package', name: 'demo', version: '1:0.9-1' } as const;
+
+    await applier.apply(pinned, ctx);
+
+    expect(await applier.observe(pinned, ctx)).toEqual({ present: true, differences: [] });
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1:0.9-1');
+  });
+
+  test('a pinned version in neither a repository nor the cache is refused, saying where it looked and what to put there', async () => {
+    const ctx = await machine(repository, ['CacheDir = /srv/packages/']);
+    await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageNotInRepository);
+    const next = (failure as PackageNotInRepository).next;
+    expect(next).toContain(`looked in ${join(ctx.root, 'srv/packages')}, ${join(ctx.root, 'var/cache/pacman/pkg')}`);
+    expect(next).toContain('demo-1.1-1-<arch>.pkg.tar.*');
+    expect(next).toContain('put that package file in one of those directories');
+    expect(next).toContain(join(ctx.root, 'etc/pacman.conf'));
+    expect(next).toContain('the next apply installs it');
+    expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
+  });
+
+  test('a cached package whose name only begins with the declared name is not taken for it', async () => {
+    const ctx = await machine(newer);
+    await cache(ctx, 'demo-extra-1.0-1-any.pkg.tar.zst');
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageNotInRepository);
+    expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
+    expect(await pacmanSays(ctx, 'demo-extra')).toBeUndefined();
+  });
+
+  test('a signature file in the cache is not taken for the package it signs', async () => {
+    const ctx = await machine(newer);
+    const signature = join(ctx.root, 'var/cache/pacman/pkg/demo-1.0-1-any.pkg.tar.zst.sig');
+    await mkdir(join(ctx.root, 'var/cache/pacman/pkg'), { recursive: true });
+    await copyFile(join(packages, 'demo-1.0-1-any.pkg.tar.zst'), signature);
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageNotInRepository);
+    expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
+  });
+
+  test('a cached package is checked against its signature as the root\'s pacman.conf says, and a bad one is refused', async () => {
+    const ctx = await machine(newer, ['LocalFileSigLevel = Optional']);
+    const cached = await cache(ctx, 'demo-1.0-1-any.pkg.tar.zst');
+    await writeFile(`${cached}.sig`, 'not a signature\n');
+
+    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(PackageInstallFailed);
+    expect((failure as Error).message).toContain('invalid or corrupted package (PGP signature)');
+    expect((failure as PackageInstallFailed).next).toContain(`pacman -U ${cached}`);
+    expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
+  });
+
+  test('a directory source also falls back to the machine\'s package cache', async () => {
+    const ctx = await machine(undefined);
+    const fromDirectory = packageApplier(new PacmanBackend({ source: { kind: 'directory', path: newer, repository: 'mesh' } }));
+    await cache(ctx, 'demo-1.0-1-any.pkg.tar.zst');
+
+    await fromDirectory.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
+
     expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
   });
 

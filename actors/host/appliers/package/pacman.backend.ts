@@ -5,6 +5,7 @@ import { succeeded, type RunResult } from '../../../shared/process/command-runne
 import { directoryOf } from './directory-source';
 import { lastWords } from './last-words';
 import { isMachineRoot } from './machine-root';
+import { findCachedPackage, pacmanCacheDirectories } from './pacman-cache';
 import { DEFAULT_INSTALL_TIMEOUT_MS, QUERY_TIMEOUT_MS, type PackageBackend, type PackageBackendOptions } from './package-backend';
 import {
   PackageDatabaseLocked,
@@ -28,12 +29,21 @@ const ENVIRONMENT = { LC_ALL: 'C' };
  * `--cachedir`, `--logfile`, `--gpgdir`, `--hookdir`, and the root's own pacman.conf), because
  * `--root` alone no longer moves the database.
  *
- * A sync repository lists one version of each package, so a pinned version installs only
- * while the repository holds that version; otherwise it fails as not in the repository. When a
- * target is not found the sync databases are downloaded afresh once and the install
- * tried again, the way a just-published version becomes visible. Refreshing without upgrading
- * the rest of the system is what Arch calls a partial upgrade; it is confined to the case
- * where the declared package cannot be found otherwise.
+ * A sync repository lists one version of each package, so a pinned version installs from the
+ * repositories only while they hold that version. When a target is not found the sync
+ * databases are downloaded afresh once and the install tried again, the way a just-published
+ * version becomes visible. Refreshing without upgrading the rest of the system is what Arch
+ * calls a partial upgrade; it is confined to the case where the declared package cannot be
+ * found otherwise.
+ *
+ * A pinned version the repositories still do not offer (older than theirs: a downgrade, or one
+ * they have dropped) is then taken from the machine's package cache, the way an Arch operator
+ * downgrades by hand: `pacman --upgrade` of `<name>-<version>-<arch>.pkg.tar.*` found in the
+ * CacheDir directories of the root's pacman.conf or the default (see {@link findCachedPackage}).
+ * Signatures are checked as the pacman.conf pacman runs with says (its LocalFileSigLevel);
+ * nothing here relaxes them. With a `directory` source that is the host's own pacman.conf,
+ * which sets no level: pacman's default checks a signature lying beside the file. Without such a
+ * file the install fails as not in the repository, naming the directories searched.
  *
  * With a `directory` source pacman uses a pacman.conf in the host's state directory naming only
  * the repository `<repository>.db` in that directory, unsigned.
@@ -75,7 +85,16 @@ export class PacmanBackend implements PackageBackend {
     return found === name && version !== undefined && version !== '' ? version : undefined;
   }
 
-  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<void> {
+  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined> {
+    return this.installNoting(name, version, ctx);
+  }
+
+  /**
+   * Installs as {@link install} does and returns a line for the report when the package came
+   * from somewhere a person would not assume: the package cache rather than a repository.
+   * Undefined for an ordinary install from the repositories.
+   */
+  async installNoting(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined> {
     // Checked between steps but not handed to pacman: one stopped half way leaves its lock
     // and a half-written system behind.
     ctx.signal?.throwIfAborted();
@@ -85,15 +104,23 @@ export class PacmanBackend implements PackageBackend {
     const run = (argv: readonly string[]): Promise<RunResult> => ctx.runner.run(argv, { env: ENVIRONMENT, timeoutMs: this.installTimeoutMs });
 
     let result = await run([...sync, target]);
-    if (succeeded(result)) return;
-    if (NOT_FOUND.test(result.stderr)) {
-      ctx.signal?.throwIfAborted();
-      // Twice: download every sync database even when its timestamp says it is current, since
-      // a repository rewritten within the same second as the last download looks unchanged.
-      result = await run([...sync, '--refresh', '--refresh', target]);
-      if (succeeded(result)) return;
-    }
-    throw this.failure(name, version, result, ctx);
+    if (succeeded(result)) return undefined;
+    if (!NOT_FOUND.test(result.stderr)) throw this.failure(name, version, result, ctx);
+    ctx.signal?.throwIfAborted();
+    // Twice: download every sync database even when its timestamp says it is current, since
+    // a repository rewritten within the same second as the last download looks unchanged.
+    result = await run([...sync, '--refresh', '--refresh', target]);
+    if (succeeded(result)) return undefined;
+    if (!NOT_FOUND.test(result.stderr) || version === undefined) throw this.failure(name, version, result, ctx);
+
+    // Only a pinned version: which cached version "any version" would mean is not the host's to pick.
+    const cacheDirectories = await pacmanCacheDirectories(resolve(ctx.root));
+    const file = await findCachedPackage(name, version, cacheDirectories);
+    if (file === undefined) throw this.failure(name, version, result, ctx, { cacheDirectories });
+    ctx.signal?.throwIfAborted();
+    result = await run(['pacman', ...options, '--noconfirm', '--noprogressbar', '--needed', '--upgrade', file]);
+    if (!succeeded(result)) throw this.failure(name, version, result, ctx, { file });
+    return `installed ${name} ${version} from the package cache (${file}): no repository offers that version`;
   }
 
   /** The options that point an install at the root and the source, creating what a fresh root lacks. */
@@ -116,7 +143,17 @@ export class PacmanBackend implements PackageBackend {
     return options;
   }
 
-  private failure(name: string, version: string | undefined, result: RunResult, ctx: ApplyContext): PackageChangeFailed {
+  /**
+   * The failure `result` shows. `cacheDirectories` are where a missing pinned version was looked
+   * for; `file` is the cached package pacman was installing when it failed.
+   */
+  private failure(
+    name: string,
+    version: string | undefined,
+    result: RunResult,
+    ctx: ApplyContext,
+    cache: { cacheDirectories?: readonly string[]; file?: string } = {},
+  ): PackageChangeFailed {
     const root = resolve(ctx.root);
     const said = lastWords(result);
     const program = 'pacman';
@@ -129,19 +166,38 @@ export class PacmanBackend implements PackageBackend {
         next: `another pacman is working on this machine and the host tries again at its next apply; if none is running (pacman was killed), remove ${lock}`,
       });
     }
-    if (NOT_FOUND.test(text)) {
+    if (cache.file === undefined && NOT_FOUND.test(text)) {
+      return new PackageNotInRepository(name, version, this.describe(), { said, program, next: this.whereToPublish(name, version, root, cache.cacheDirectories) });
+    }
+    const command = cache.file === undefined ? `pacman -S --needed ${version === undefined ? name : `${name}=${version}`}` : `pacman -U ${cache.file}`;
+    return new PackageInstallFailed(name, version, {
+      said,
+      program,
+      next: `run "${command}" on the machine to see the whole output and fix what it says; the host tries again at its next apply`,
+    });
+  }
+
+  /**
+   * The next step for a package no repository offers: where to make it available. A pinned
+   * version was also looked for in `cacheDirectories`, and a file put there is installed too.
+   */
+  private whereToPublish(name: string, version: string | undefined, root: string, cacheDirectories: readonly string[] | undefined): string {
+    if (version === undefined || cacheDirectories === undefined) {
       const where =
         this.directory === undefined
           ? `make sure a repository in ${join(root, 'etc/pacman.conf')} has it; "pacman -Si ${name}" shows the version the machine can see`
           : `publish it into ${this.directory} and add it to ${this.repository}.db (repo-add)`;
-      return new PackageNotInRepository(name, version, this.describe(), { said, program, next: `check the package name and version in the declaration, or ${where}` });
+      return `check the package name and version in the declaration, or ${where}`;
     }
-    const target = version === undefined ? name : `${name}=${version}`;
-    return new PackageInstallFailed(name, version, {
-      said,
-      program,
-      next: `run "pacman -S --needed ${target}" on the machine to see the whole output and fix what it says; the host tries again at its next apply`,
-    });
+    const repository =
+      this.directory === undefined
+        ? `add a repository offering that version to ${join(root, 'etc/pacman.conf')} ("pacman -Si ${name}" shows the version the machine can see now)`
+        : `publish it into ${this.directory} and add it to ${this.repository}.db (repo-add)`;
+    return (
+      `check the package name and version in the declaration. No repository offers it and the package cache has no ` +
+      `${name}-${version}-<arch>.pkg.tar.* file (looked in ${cacheDirectories.join(', ')}): ` +
+      `put that package file in one of those directories, or ${repository}, and the next apply installs it`
+    );
   }
 }
 

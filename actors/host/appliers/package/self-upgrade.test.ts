@@ -40,7 +40,7 @@ class FakeHostPackages implements PackageBackend {
     return this.database.get(name);
   }
 
-  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<void> {
+  async install(name: string, version: string | undefined, ctx: ApplyContext): Promise<string | undefined> {
     this.installs.push([name, version]);
     const release = version === undefined ? undefined : this.releases.get(version);
     if (version === undefined || release === undefined || this.gone.has(version)) {
@@ -52,6 +52,7 @@ class FakeHostPackages implements PackageBackend {
     await writeFile(file, release.text);
     await chmod(file, release.mode ?? 0o755);
     this.database.set(name, version);
+    return undefined;
   }
 
   describe(): string {
