@@ -61,3 +61,19 @@ describe('accounts', () => {
     expect(describeAccount({ id: 1000 })).toBe('1000');
   });
 });
+
+describe('accounts with a pass\'s memo', () => {
+  test('reuses a name found for the rest of the pass, and looks again for a name that was missing', async () => {
+    const memo = new Map<string, { id: number; name?: string }>();
+    await accountFiles('root:x:0:0:root:/root:/bin/sh\n', 'root:x:0:\n');
+    await expect(resolveUser(root, 'deploy', memo)).rejects.toBeInstanceOf(UnknownAccount);
+    // An action of the same pass adds the user: found now, then kept.
+    await accountFiles('root:x:0:0:root:/root:/bin/sh\ndeploy:x:1234:1234::/home/deploy:/bin/sh\n', 'root:x:0:\n');
+    expect(await resolveUser(root, 'deploy', memo)).toEqual({ id: 1234, name: 'deploy' });
+    await accountFiles('root:x:0:0:root:/root:/bin/sh\ndeploy:x:4321:4321::/home/deploy:/bin/sh\n', 'root:x:0:\n');
+    expect(await resolveUser(root, 'deploy', memo)).toEqual({ id: 1234, name: 'deploy' });
+    expect(await resolveUser(root, 'deploy')).toEqual({ id: 4321, name: 'deploy' });
+    expect(await resolveGroup(root, 'root', memo)).toEqual({ id: 0, name: 'root' });
+    expect([...memo.keys()].sort()).toEqual(['group:root', 'user:deploy']);
+  });
+});

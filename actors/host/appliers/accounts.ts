@@ -38,14 +38,26 @@ export class UnknownAccount extends ApplyFailed {
 // The largest id chown accepts: (uid_t)-1 means "leave unchanged".
 const MAX_ID = 4294967294;
 
-/** Resolves a declared owner (a name from `<root>/etc/passwd`, or a number) to a uid. */
-export function resolveUser(root: string, declared: string): Promise<Account> {
-  return resolveAccount(root, declared, 'user', '/etc/passwd');
+/**
+ * Resolves a declared owner (a name from `<root>/etc/passwd`, or a number) to a uid. With
+ * `memo` (a pass's PassMemo accounts) a name found is reused for the rest of the pass.
+ */
+export function resolveUser(root: string, declared: string, memo?: Map<string, Account>): Promise<Account> {
+  return remembered(memo, `user:${declared}`, () => resolveAccount(root, declared, 'user', '/etc/passwd'));
 }
 
-/** Resolves a declared group (a name from `<root>/etc/group`, or a number) to a gid. */
-export function resolveGroup(root: string, declared: string): Promise<Account> {
-  return resolveAccount(root, declared, 'group', '/etc/group');
+/** Resolves a declared group (a name from `<root>/etc/group`, or a number) to a gid; `memo` as for resolveUser. */
+export function resolveGroup(root: string, declared: string, memo?: Map<string, Account>): Promise<Account> {
+  return remembered(memo, `group:${declared}`, () => resolveAccount(root, declared, 'group', '/etc/group'));
+}
+
+// Only accounts found are kept: a name missing now may be added by a later resource of the pass.
+async function remembered(memo: Map<string, Account> | undefined, key: string, resolveIt: () => Promise<Account>): Promise<Account> {
+  const known = memo?.get(key);
+  if (known !== undefined) return known;
+  const account = await resolveIt();
+  memo?.set(key, account);
+  return account;
 }
 
 /** An account for a sentence: `0 (root)` when declared by name, `1000` when by number. */

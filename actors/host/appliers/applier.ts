@@ -1,6 +1,7 @@
 import type { Resource } from '../../../schema/resource';
 import type { CommandRunner } from '../../shared/process/command-runner';
 import type { DirectorySyncBarrier } from './directory-sync-barrier';
+import type { PassMemo } from './pass-memo';
 
 /**
  * What every applier is given. Everything an applier touches resolves under `root`, so a whole
@@ -23,6 +24,8 @@ export interface ApplyContext {
    * Without one, every write syncs its directory before it returns.
    */
   barrier?: DirectorySyncBarrier;
+  /** When given, directories and accounts looked up are reused for the rest of the pass. */
+  pass?: PassMemo;
 }
 
 /**

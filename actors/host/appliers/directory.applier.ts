@@ -29,13 +29,13 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async observe(resource: DirectoryResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx.root, resource.path);
+      const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no directory at ${resource.path}`] };
       if (!stats.isDirectory()) {
         return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a directory is declared`] };
       }
-      const differences = await attributeDifferences(resource, ctx.root, stats);
+      const differences = await attributeDifferences(resource, ctx, stats);
       return { present: true, differences };
     } catch (error) {
       const reason = error instanceof ApplyFailed ? error.message : `cannot read ${resource.path}: ${errorText(error)}`;
@@ -46,9 +46,9 @@ export const directoryApplier: Applier<DirectoryResource> = {
   async apply(resource: DirectoryResource, ctx: ApplyContext): Promise<ApplyOutcome> {
     if (ctx.signal?.aborted) throw new ApplyFailed(`stopped before making ${resource.path}: the apply was left`);
     const mode = parseMode(resource.mode);
-    const uid = (await resolveUser(ctx.root, resource.owner)).id;
-    const gid = (await resolveGroup(ctx.root, resource.group)).id;
-    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const uid = (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id;
+    const gid = (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id;
+    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
     try {
       const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isDirectory()) {
@@ -72,7 +72,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx.root, path);
+    const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
     if (!stats.isDirectory()) {
@@ -97,7 +97,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
   async keepOriginal(resource: DirectoryResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
     // Applying changes only the directory's mode and owner, so those are what is kept; the
     // contents are not the resource and are never touched.
-    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const kept = `${join(dir, resource.path)}.meta.json`;
@@ -190,11 +190,11 @@ export function setOwnerAndMode(fd: number, want: { mode: number; uid: number; g
   if (chown || (stats.mode & 0o7777) !== want.mode) fsyncSync(fd);
 }
 
-async function attributeDifferences(resource: DirectoryResource, root: string, stats: { mode: number; uid: number; gid: number }): Promise<string[]> {
+async function attributeDifferences(resource: DirectoryResource, ctx: Pick<ApplyContext, 'root' | 'pass'>, stats: { mode: number; uid: number; gid: number }): Promise<string[]> {
   const differences: string[] = [];
   const mode = stats.mode & 0o7777;
   if (mode !== parseMode(resource.mode)) differences.push(`mode is ${formatMode(mode)}, declared ${resource.mode}`);
-  differences.push(...(await ownershipDifferences(root, resource, stats)));
+  differences.push(...(await ownershipDifferences(ctx, resource, stats)));
   return differences;
 }
 
@@ -203,14 +203,14 @@ async function attributeDifferences(resource: DirectoryResource, root: string, s
  * name the machine does not know is itself the difference (apply then refuses with the reason).
  */
 export async function ownershipDifferences(
-  root: string,
+  ctx: Pick<ApplyContext, 'root' | 'pass'>,
   declared: { owner: string; group: string },
   stats: { uid: number; gid: number },
 ): Promise<string[]> {
   const differences: string[] = [];
   const sides = [
-    ['owner', () => resolveUser(root, declared.owner), stats.uid, declared.owner],
-    ['group', () => resolveGroup(root, declared.group), stats.gid, declared.group],
+    ['owner', () => resolveUser(ctx.root, declared.owner, ctx.pass?.accounts), stats.uid, declared.owner],
+    ['group', () => resolveGroup(ctx.root, declared.group, ctx.pass?.accounts), stats.gid, declared.group],
   ] as const;
   for (const [what, resolveIt, actual, name] of sides) {
     try {

@@ -38,7 +38,7 @@ export const fileApplier: Applier<FileResource> = {
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx.root, resource.path);
+      const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
       if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
@@ -50,7 +50,7 @@ export const fileApplier: Applier<FileResource> = {
         if (!sameContent(opened.fd, current, want)) differences.push(`content differs (${current.size} bytes, declared ${want.length})`);
         const mode = current.mode & 0o7777;
         if (mode !== parseMode(resource.mode)) differences.push(`mode is ${formatMode(mode)}, declared ${resource.mode}`);
-        differences.push(...(await ownershipDifferences(ctx.root, resource, current)));
+        differences.push(...(await ownershipDifferences(ctx, resource, current)));
       } finally {
         closeSync(opened.fd);
       }
@@ -91,10 +91,10 @@ export const fileApplier: Applier<FileResource> = {
     const want = declaredBytes(resource);
     const attributes = {
       mode: parseMode(resource.mode),
-      uid: (await resolveUser(ctx.root, resource.owner)).id,
-      gid: (await resolveGroup(ctx.root, resource.group)).id,
+      uid: (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id,
+      gid: (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id,
     };
-    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
     try {
       const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isFile()) {
@@ -126,7 +126,7 @@ export const fileApplier: Applier<FileResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx.root, path);
+    const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
     sweepStaleTemporaries(real, ctx);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
@@ -147,7 +147,7 @@ export const fileApplier: Applier<FileResource> = {
     // Only a regular file is ever written over (apply refuses anything else), so only a regular
     // file needs keeping. The copy is readable by root alone, whatever the original's mode (it
     // may hold secrets); its real mode and owner are in the sidecar beside it.
-    const real = resolveUnderRootSync(ctx.root, resource.path);
+    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isFile()) return undefined;
     const kept = join(dir, resource.path);
@@ -203,7 +203,7 @@ function preparedOf(ctx: ApplyContext): Map<string, PreparedFile> {
  * does what is needed, and says what is wrong.
  */
 async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
-  const real = resolveUnderRootSync(ctx.root, resource.path);
+  const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
   const directory = lstatOrAbsentSync(dirname(real));
   if (directory === undefined || !directory.isDirectory()) return undefined;
   const bytes = declaredBytes(resource);
@@ -218,8 +218,8 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
     }
   }
   const mode = parseMode(resource.mode);
-  const uid = (await resolveUser(ctx.root, resource.owner)).id;
-  const gid = (await resolveGroup(ctx.root, resource.group)).id;
+  const uid = (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id;
+  const gid = (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id;
   // Swept before anything is put there, so the sweep never takes a prepared file for a leftover.
   sweepStaleTemporaries(real, ctx);
   const temporary = temporaryPath(real);

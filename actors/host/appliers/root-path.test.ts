@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyFailed } from './applier';
-import { hostOwnPath, PathEscapesRoot, resolveUnderRoot } from './root-path';
+import { hostOwnPath, PathEscapesRoot, resolveUnderRoot, resolveUnderRootSync } from './root-path';
 
 let root: string;
 let outside: string;
@@ -95,5 +95,24 @@ describe('hostOwnPath', () => {
     const rooted = { root: '/tmp/r', stateDir: '/tmp/r/var/lib/mesh-host', hostUnit: 'nox-mesh-host' };
     expect(hostOwnPath('/var/lib/mesh-host/state.json', rooted)).toMatch(/state directory/);
     expect(hostOwnPath('/var/lib/other', rooted)).toBeUndefined();
+  });
+});
+
+describe('resolveUnderRoot with a pass\'s memo', () => {
+  test('walks the directories above a path once, and keeps a directory that is missing out of the memo', async () => {
+    const directories = new Map<string, string>();
+    await mkdir(join(root, 'etc/app'), { recursive: true });
+    expect(resolveUnderRootSync(root, '/etc/app/a.conf', directories)).toBe(join(root, 'etc/app/a.conf'));
+    expect([...directories.values()]).toEqual([join(root, 'etc/app')]);
+
+    // Remembered: a link put in its place afterwards is not walked again within the same pass.
+    await rm(join(root, 'etc/app'), { recursive: true });
+    await symlink(outside, join(root, 'etc/app'));
+    expect(resolveUnderRootSync(root, '/etc/app/b.conf', directories)).toBe(join(root, 'etc/app/b.conf'));
+    // Without the memo, the next pass sees the link and refuses it.
+    expect(() => resolveUnderRootSync(root, '/etc/app/b.conf')).toThrow(PathEscapesRoot);
+
+    expect(resolveUnderRootSync(root, '/srv/new/c.conf', directories)).toBe(join(root, 'srv/new/c.conf'));
+    expect(directories.size).toBe(1);
   });
 });

@@ -51,7 +51,7 @@ export async function resolveUnderRoot(root: string, path: string): Promise<stri
 }
 
 /** {@link resolveUnderRoot}, for callers that are themselves synchronous. */
-export function resolveUnderRootSync(root: string, path: string): string {
+export function resolveUnderRootSync(root: string, path: string, directories?: Map<string, string>): string {
   if (!path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
     throw new ApplyFailed(`${JSON.stringify(path)} is not a normalized absolute path; declare the path as "/dir/name"`);
   }
@@ -60,6 +60,9 @@ export function resolveUnderRootSync(root: string, path: string): string {
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   const leaf = segments.pop();
   if (leaf === undefined) return realRoot;
+  const parent = `${root}\0/${segments.join('/')}`;
+  const known = directories?.get(parent);
+  if (known !== undefined) return join(known, leaf);
   let current = realRoot;
   for (const [index, segment] of segments.entries()) {
     const candidate = join(current, segment);
@@ -74,6 +77,8 @@ export function resolveUnderRootSync(root: string, path: string): string {
       throw new ApplyFailed(`${declared} is not a directory, so ${path} cannot be made under it; remove ${declared} by hand or declare another path`);
     }
   }
+  // Every directory on the way exists and was checked: the pass may reuse where they lead.
+  directories?.set(parent, current);
   return join(current, leaf);
 }
 

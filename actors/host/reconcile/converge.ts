@@ -5,6 +5,7 @@ import type { ResourceResult } from '../../../schema/report';
 import { resourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../../../schema/resource';
 import type { Applier, ApplyContext, Observation } from '../appliers/applier';
 import { DirectorySyncBarrier } from '../appliers/directory-sync-barrier';
+import { PassMemo } from '../appliers/pass-memo';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
 
@@ -53,7 +54,8 @@ export interface ConvergeOptions {
  */
 export async function converge(declared: readonly Resource[], options: ConvergeOptions, given: ConvergeDeps): Promise<ResourceResult[]> {
   // Directory syncs wait for the store write that records the batch (see DirectorySyncBarrier).
-  const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier() } };
+  // What the pass looks up once (directories, accounts) is kept for the pass (see PassMemo).
+  const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
   const results: ResourceResult[] = [];
   for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;

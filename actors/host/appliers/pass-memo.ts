@@ -1,0 +1,19 @@
+import type { Account } from './accounts';
+
+/**
+ * What one reconcile pass may look up once and reuse: the real directory each declared
+ * directory resolves to under the root (see resolveUnderRoot), and the id each declared owner or
+ * group name resolves to (see resolveUser). A pass over a thousand files in one directory would
+ * otherwise walk the same directories and read the same account files thousands of times.
+ *
+ * Only what exists is kept: a directory that is missing, or a name the account files do not
+ * list, is looked up again, since an earlier resource of the same pass (a directory, an action
+ * adding a user) may make it. Converge makes one per pass and drops it at the end; appliers
+ * called without one look everything up each time.
+ */
+export class PassMemo {
+  /** Real directories, by the declared directory path they were resolved from. */
+  readonly directories = new Map<string, string>();
+  /** Resolved accounts, by `user:name` or `group:name`. */
+  readonly accounts = new Map<string, Account>();
+}
