@@ -25,6 +25,7 @@ const state = {
   report_sequence: 132,
   owned: { resources: [{ key: 'file:/etc/motd', shape: 'file', digest: 'a'.repeat(64), recorded_at: '2026-08-27T14:05:12Z' }] },
   applying: [],
+  made_directories: ['/srv/app'],
   local_resources: [],
   known_good_version: '0.1.0',
   briefing: {
@@ -39,6 +40,11 @@ const state = {
 describe('the host store', () => {
   it('round-trips an enrolled host store through JSON', () => {
     expect(expectRoundTrip(HostState, state, 'state.json')).toEqual(state);
+  });
+
+  it('reads a store written before the directories the host made were kept as having made none', () => {
+    const { made_directories: _made, ...older } = state;
+    expect(parseContract(HostState, older, 'state.json').made_directories).toEqual([]);
   });
 
   it('gives an empty store that is itself a valid store', () => {

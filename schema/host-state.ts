@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
 import { Resource, ResourceKey } from './resource';
-import { Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
+import { AbsolutePath, Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
 
 /**
  * Who this node is. `secret_key` is the node's Ed25519 seed: the store file is 0600 and
@@ -67,6 +67,12 @@ export const HostState = z.strictObject({
    */
   applying: z.array(ResourceKey),
   /**
+   * Directories the host created on the way to a declared path, that no resource declares: the
+   * host made them, so it takes them away again, once they are empty and nothing it holds lies
+   * under them (after a release, nothing). Missing in a store from before they were kept: none.
+   */
+  made_directories: z.array(AbsolutePath).default([]),
+  /**
    * Resources a person applied by hand (`nox-mesh-host apply FILE`), held and drift-corrected
    * alongside the controller's declaration until the next declaration arrives: the controller
    * decides what a node holds, and a hand apply is a repair, not a second source of truth.
@@ -91,6 +97,7 @@ export function emptyHostState(): HostState {
     report_sequence: 0,
     owned: { resources: [] },
     applying: [],
+    made_directories: [],
     local_resources: [],
     known_good_version: null,
     briefing: null,

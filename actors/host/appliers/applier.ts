@@ -82,6 +82,11 @@ export interface Applier<R extends Resource = Resource> {
 /** Extra facts an apply may return for the report (an action's bounded output). */
 export interface ApplyOutcome {
   output?: string;
+  /**
+   * Directories made on the way to the resource's path (declared paths, outermost first): the
+   * host made them, and takes them away when they are empty and no longer needed.
+   */
+  madeDirectories?: string[];
   /** An action whose guard says it already ran, or nothing needed doing. */
   skipped?: string;
 }

@@ -63,7 +63,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
         mkdirSync(real, { mode: 0o700 });
       }
       setAttributes(real, { mode, uid, gid });
-      return created.length === 0 ? {} : { output: madeParents(resource.path, created.length) };
+      return madeOutcome(resource.path, created.length);
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
       throw new ApplyFailed(`could not make ${resource.path}: ${errorText(error)}`, { cause: error });
@@ -123,6 +123,28 @@ export const directoryApplier: Applier<DirectoryResource> = {
     return kept;
   },
 };
+
+/**
+ * Takes away a directory the host made on the way to a declared path (HostState
+ * made_directories) once it is empty: `gone` when it is no longer there, `kept` when something
+ * is in it (the machine's own files, which the host never removes) or it is no longer a
+ * directory. Never recursive.
+ */
+export function removeMadeDirectory(path: string, ctx: Pick<ApplyContext, 'root' | 'pass'>): 'gone' | 'kept' {
+  const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
+  const stats = lstatOrAbsentSync(real);
+  if (stats === undefined) return 'gone';
+  if (!stats.isDirectory()) return 'kept';
+  try {
+    rmdirSync(real);
+    return 'gone';
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT') return 'gone';
+    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'EBUSY' || code === 'EACCES' || code === 'EPERM') return 'kept';
+    throw error;
+  }
+}
 
 /**
  * `mkdir -p` for the directories above a declared path: creates each missing directory from
@@ -236,11 +258,19 @@ export function formatMode(mode: number): string {
 
 /** The outcome line for directories made on the way to a declared path. */
 export function madeParents(path: string, count: number): string {
-  // The directories made are the last `count` ancestors of the declared path.
+  return `created ${count === 1 ? 'the parent directory' : 'parent directories'} ${madeAncestors(path, count).join(', ')} (0755 root)`;
+}
+
+/** The declared paths of the directories made on the way to `path`: its last `count` ancestors, outermost first. */
+export function madeAncestors(path: string, count: number): string[] {
   const parents = path.split('/').slice(1, -1);
   const ancestors = parents.map((_, index) => `/${parents.slice(0, index + 1).join('/')}`);
-  const made = ancestors.slice(Math.max(0, ancestors.length - count));
-  return `created ${count === 1 ? 'the parent directory' : 'parent directories'} ${made.join(', ')} (0755 root)`;
+  return ancestors.slice(Math.max(0, ancestors.length - count));
+}
+
+/** What an apply that made `count` directories on the way to `path` says about them. */
+export function madeOutcome(path: string, count: number): ApplyOutcome {
+  return count === 0 ? {} : { output: madeParents(path, count), madeDirectories: madeAncestors(path, count) };
 }
 
 function pathOfKey(key: string): string {

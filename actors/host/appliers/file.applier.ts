@@ -6,7 +6,7 @@ import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
-import { createMissingDirectories, formatMode, madeParents, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
+import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
@@ -117,7 +117,7 @@ export const fileApplier: Applier<FileResource> = {
       if (putPreparedInPlace(real, want, attributes, ctx)) return {};
       const created = createMissingDirectories(dirname(real));
       writeAtomically(real, attributes, (fd) => writeAll(fd, want), ctx, ctx.signal);
-      return created.length === 0 ? {} : { output: madeParents(resource.path, created.length) };
+      return madeOutcome(resource.path, created.length);
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
       throw new ApplyFailed(`could not write ${resource.path}: ${errorText(error)}`, { cause: error });

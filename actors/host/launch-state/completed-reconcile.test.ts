@@ -19,14 +19,16 @@ import { runningPackageVersion } from './running-package-version';
 let scratch: string;
 let host: HostContext;
 
-beforeEach(async () => {
-  scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'completed-reconcile-'));
-  const root = path.join(scratch, 'root');
-  await fs.mkdir(root);
-  host = await openHost(
-    { ...DEFAULT_SETTINGS, root, stateDir: path.join(scratch, 'state') },
+const openTestHost = (): Promise<HostContext> =>
+  openHost(
+    { ...DEFAULT_SETTINGS, root: path.join(scratch, 'root'), stateDir: path.join(scratch, 'state') },
     { runner: new ProcessRunner(), appliers: { file: fileApplier, action: actionApplier }, adopter: createAdopter() },
   );
+
+beforeEach(async () => {
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'completed-reconcile-'));
+  await fs.mkdir(path.join(scratch, 'root'));
+  host = await openTestHost();
   // The launcher has started the host twice, the second time after rolling back.
   const files = launchFilesOf(host.settings.stateDir);
   await fs.mkdir(files.dir, { recursive: true });
@@ -62,9 +64,12 @@ describe('a reconcile pass and the launcher', () => {
     expect(await launchFiles()).toEqual({ knownGood: `${runningPackageVersion()}\n`, attempts: null, rolledBack: null });
   });
 
-  test('a pass with nothing to do completes too', async () => {
+  test('a pass with nothing to do completes too: the first pass of a restarted host', async () => {
     await passOver([motd]);
-    await fs.writeFile(launchFilesOf(host.settings.stateDir).attempts, '1\n');
+    // The launcher starts the host again, counting the start.
+    await host.close();
+    await fs.writeFile(launchFilesOf(path.join(scratch, 'state')).attempts, '1\n');
+    host = await openTestHost();
 
     const report = await passOver([motd]);
 

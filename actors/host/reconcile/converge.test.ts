@@ -159,3 +159,39 @@ describe('converge', () => {
     expect(await exists('etc/b')).toBe(false);
   });
 });
+
+describe('converge and the directories it made on the way', () => {
+  test('takes them away once nothing declared lies under them, deepest first, and never one the machine has put a file in', async () => {
+    await converge([file('/srv/one/deep/a.conf', 'a'), file('/opt/two/b.conf', 'b')], { removeUndeclared: true }, deps);
+    expect([...deps.state.current().made_directories].sort()).toEqual(['/opt', '/opt/two', '/srv', '/srv/one', '/srv/one/deep']);
+
+    // The machine's own file in /opt/two: that directory, and /opt above it, stay.
+    await fs.writeFile(path.join(root, 'opt/two/theirs.txt'), 'not the host\'s');
+    await converge([file('/srv/one/deep/a.conf', 'a')], { removeUndeclared: true }, deps);
+    expect(await exists('opt/two/theirs.txt')).toBe(true);
+    expect(await exists('srv/one/deep/a.conf')).toBe(true);
+    expect([...deps.state.current().made_directories].sort()).toEqual(['/opt', '/opt/two', '/srv', '/srv/one', '/srv/one/deep']);
+
+    // A release: nothing declared. What the host made and is empty goes; what holds their file stays.
+    await converge([], { removeUndeclared: true }, deps);
+    expect(await exists('srv')).toBe(false);
+    expect(await exists('opt/two/theirs.txt')).toBe(true);
+    expect([...deps.state.current().made_directories].sort()).toEqual(['/opt', '/opt/two']);
+
+    // Once their file is gone, the next pass finishes the job.
+    await fs.rm(path.join(root, 'opt/two/theirs.txt'));
+    await converge([], { removeUndeclared: true }, deps);
+    expect(await exists('opt')).toBe(false);
+    expect(deps.state.current().made_directories).toEqual([]);
+  });
+
+  test('leaves them while only an overlay is held, and forgets one that is declared as a directory of its own', async () => {
+    await converge([file('/srv/app/conf.d/x.conf', 'x')], { removeUndeclared: true }, deps);
+    await converge([], { removeUndeclared: false }, deps);
+    expect(await exists('srv/app/conf.d')).toBe(true);
+
+    await converge([dir('/srv/app'), file('/srv/app/conf.d/x.conf', 'x')], { removeUndeclared: true }, deps);
+    expect([...deps.state.current().made_directories].sort()).toEqual(['/srv', '/srv/app/conf.d']);
+    expect(ownedKeys()).toContain('directory:/srv/app');
+  });
+});

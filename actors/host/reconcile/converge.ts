@@ -6,6 +6,7 @@ import { resourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceSh
 import type { Applier, ApplyContext, Observation } from '../appliers/applier';
 import { DirectorySyncBarrier } from '../appliers/directory-sync-barrier';
 import { PassMemo } from '../appliers/pass-memo';
+import { removeMadeDirectory } from '../appliers/directory.applier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
 
@@ -80,8 +81,36 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
       if (deps.ctx.signal?.aborted) break;
       results.push(await removeOne(entry, deps));
     }
+    if (!deps.ctx.signal?.aborted) await removeMadeDirectories(declared, deps);
   }
   return results;
+}
+
+/**
+ * Takes away the directories the host made on the way to declared paths (made_directories)
+ * that nothing it declares or still owns lies under any more, deepest first, each only when it
+ * is empty; one that something else has put files in is kept, and looked at again next pass. A
+ * directory now declared as a resource of its own is the directory applier's, and is forgotten
+ * here.
+ */
+async function removeMadeDirectories(declared: readonly Resource[], deps: ConvergeDeps): Promise<void> {
+  const state = deps.state.current();
+  if (state.made_directories.length === 0) return;
+  const declaredDirectories = new Set(declared.filter((resource) => resource.shape === 'directory').map((resource) => resource.path));
+  const held = [
+    ...declared.flatMap((resource) => (resource.shape === 'file' || resource.shape === 'directory' ? [resource.path] : [])),
+    ...[...state.owned.resources.map((entry) => entry.key), ...state.applying].flatMap((key) => pathOfKey(key) ?? []),
+  ];
+  const needed = (directory: string): boolean => held.some((path) => path.startsWith(`${directory}/`));
+  const remaining: string[] = [];
+  const deepestFirst = [...state.made_directories].sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a));
+  for (const directory of deepestFirst) {
+    if (declaredDirectories.has(directory)) continue;
+    if (needed(directory) || removeMadeDirectory(directory, deps.ctx) === 'kept') remaining.push(directory);
+  }
+  if (remaining.length === state.made_directories.length) return;
+  const kept = new Set(remaining);
+  await deps.state.update((s) => ({ ...s, made_directories: s.made_directories.filter((directory) => kept.has(directory)) }));
 }
 
 /** Resources looked at, then applied, between two store writes. */
@@ -114,6 +143,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   const records: RecordEntry[] = [];
   const lines: BriefingLine[] = [];
   const pending: PendingApply[] = [];
+  const made: string[] = [];
   const before = deps.state.current();
   const ownedBefore = new Map(before.owned.resources.map((entry) => [entry.key, entry]));
   const applyingBefore = new Set(before.applying);
@@ -176,13 +206,13 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   try {
     for (const item of pending) {
       if (deps.ctx.signal?.aborted) break;
-      results[item.index] = await applyOne(item, deps, records);
+      results[item.index] = await applyOne(item, deps, records, made);
     }
   } finally {
     for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
   }
   await deps.ctx.barrier?.flush();
-  await commit(deps, { lines: [], records, unmark: marks });
+  await commit(deps, { lines: [], records, unmark: marks, made });
   return results.filter((r) => r !== undefined);
 }
 
@@ -204,7 +234,7 @@ async function prepareAhead(pending: readonly PendingApply[], deps: ConvergeDeps
 }
 
 /** Applies one resource and reads it back; on success adds its record to `records`. */
-async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordEntry[]): Promise<ResourceResult> {
+async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordEntry[], made: string[]): Promise<ResourceResult> {
   const { resource, applier, key, digest, owned } = item;
   const base = { key, shape: resource.shape } as const;
   const entry: RecordEntry = { key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at };
@@ -216,7 +246,9 @@ async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordE
   }
   let output: string | undefined;
   try {
-    output = (await applier.apply(resource, deps.ctx)).output;
+    const outcome = await applier.apply(resource, deps.ctx);
+    output = outcome.output;
+    made.push(...(outcome.madeDirectories ?? []));
   } catch (error) {
     return { ...base, outcome: 'failed', detail: messageOf(error) };
   }
@@ -304,7 +336,7 @@ function ownedEntry(entry: RecordEntry, at: string): OwnedResource {
  */
 function commit(
   deps: ConvergeDeps,
-  change: { lines: readonly BriefingLine[]; records: readonly RecordEntry[]; mark?: readonly string[]; unmark?: readonly string[] },
+  change: { lines: readonly BriefingLine[]; records: readonly RecordEntry[]; mark?: readonly string[]; unmark?: readonly string[]; made?: readonly string[] },
 ): Promise<HostState> {
   const at = deps.now().toISOString();
   const recorded = new Map(change.records.map((entry) => [entry.key, ownedEntry(entry, at)]));
@@ -319,7 +351,9 @@ function commit(
     const applying = s.applying.filter((key) => !unmark.has(key));
     for (const key of change.mark ?? []) if (!applying.includes(key)) applying.push(key);
     const resources = recorded.size === 0 ? s.owned.resources : [...s.owned.resources.filter((r) => !recorded.has(r.key)), ...recorded.values()];
-    return { ...s, briefing, applying, owned: { resources } };
+    const newlyMade = (change.made ?? []).filter((directory) => !s.made_directories.includes(directory));
+    const made_directories = newlyMade.length === 0 ? s.made_directories : [...s.made_directories, ...newlyMade];
+    return { ...s, briefing, applying, owned: { resources }, made_directories };
   });
 }
 
