@@ -5,6 +5,7 @@ import { AuthorizationError, type NatsConnection } from '@nats-io/transport-node
 import { canonicalJson } from '../../schema/canonical';
 import { Heartbeat } from '../../schema/heartbeat';
 import { parseContract } from '../../schema/parse';
+import { listEveryNode } from '../../actors/controller/nodes/list-every-node';
 import { callController } from '../../actors/controller/control/call-controller';
 import { startServeProcess, type ServeProcess } from '../../actors/controller/serve/testing/serve-process';
 import { startTestMesh, type TestMesh } from '../../actors/controller/serve/testing/test-mesh';
@@ -184,8 +185,9 @@ export async function measureHeartbeats(plan: HeartbeatPlan): Promise<HeartbeatM
 
     let nodesVerb: string;
     try {
-      const answer = await callController(mesh.dir, 'nodes.list', {}, { timeoutMs: 60_000 });
-      const listed = (answer.result as { nodes?: unknown[] }).nodes?.length ?? 0;
+      // Page by page, as the CLI reads them.
+      const dir = mesh.dir;
+      const listed = (await listEveryNode((args) => callController(dir, 'nodes.list', args, { timeoutMs: 60_000 }))).length;
       nodesVerb = `\`mesh-control nodes\` listed ${listed} nodes`;
     } catch (error) {
       nodesVerb = `\`mesh-control nodes\` failed at this size: ${(error as Error).message.split('\n')[0]}`;
