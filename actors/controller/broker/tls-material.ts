@@ -8,6 +8,7 @@ import { certificateFingerprint } from '../../shared/crypto';
 import { type CommandRunner, ProcessRunner, describeFailure, succeeded } from '../../shared/process/command-runner';
 import { writeFileAtomic } from '../../host/store/atomic-write';
 import { SubjectAltNameInvalid, TlsMaterialExists, TlsMaterialFailed, TlsMaterialMissing } from './broker-errors';
+import { isPathTaken } from './is-path-taken';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -63,7 +64,7 @@ export async function generateTlsMaterial(options: GenerateTlsMaterialOptions): 
   const names = [...new Set(options.subjectAltNames ?? defaultSubjectAltNames())];
   if (names.length === 0) throw new SubjectAltNameInvalid('');
   for (const name of names) if (isIP(name) === 0 && !isDnsName(name)) throw new SubjectAltNameInvalid(name);
-  for (const file of [keyFile, certFile]) if (await exists(file)) throw new TlsMaterialExists(file);
+  for (const file of [keyFile, certFile]) if (await isPathTaken(file)) throw new TlsMaterialExists(file);
 
   const { privateKey } = await generateKeyPairAsync('ec', {
     namedCurve: 'prime256v1',
@@ -163,14 +164,4 @@ function opensslConfig(names: readonly string[]): string {
 // optionally a leading '*.' wildcard. Anything else could also break the openssl file above.
 function isDnsName(name: string): boolean {
   return name.length <= 253 && /^(\*\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$/.test(name);
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.lstat(file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
 }

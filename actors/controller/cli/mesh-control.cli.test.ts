@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { decodeToken } from '../../shared/crypto';
 import { loadControllerConfig } from '../config/load-controller-config';
-import { freePort } from '../serve/testing/test-mesh';
+import { freePort } from '../../shared/testing/free-port';
 import { readMigrationFiles } from '../store/migration-files';
 
 // mesh-control as a person runs it: each verb its own process from bin/, on the embedded store

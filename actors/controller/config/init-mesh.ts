@@ -7,6 +7,7 @@ import { decodeBase64, generateSigningKeyPair, nkeyPublicOf, publicKeyOf, ready,
 import { brokerConfigFor, writeBrokerConfig } from '../broker/broker-config';
 import { brokerPaths } from '../broker/broker-paths';
 import { generateTlsMaterial } from '../broker/tls-material';
+import { isPathTaken } from '../broker/is-path-taken';
 import { openStore } from '../store/open-store';
 import { writeBrokerUserList, brokerUserListFile } from '../serve/broker-user-list';
 import { InitOptionInvalid, MeshAlreadyInitialised, MeshDirectoryNotEmpty } from './config-errors';
@@ -81,7 +82,7 @@ export async function initMesh(options: InitMeshOptions): Promise<InitMeshResult
   await refuseExistingMesh(layout.dir);
 
   const made: string[] = [];
-  const createdDir = !(await exists(layout.dir));
+  const createdDir = !(await isPathTaken(layout.dir));
   try {
     await fs.mkdir(layout.dir, { recursive: true, mode: 0o700 });
     await ready();
@@ -162,11 +163,11 @@ async function newNkeyFile(file: string): Promise<string> {
 }
 
 async function refuseExistingMesh(dir: string): Promise<void> {
-  if (await exists(path.join(dir, MESH_FILE_NAME))) throw new MeshAlreadyInitialised(dir);
+  if (await isPathTaken(path.join(dir, MESH_FILE_NAME))) throw new MeshAlreadyInitialised(dir);
   const layout = meshDirLayout(dir);
   const meshFiles = [layout.keysDir, layout.brokerDir, layout.storeDir, `${layout.storeDir}.lock`];
   const found: string[] = [];
-  for (const file of meshFiles) if (await exists(file)) found.push(path.basename(file));
+  for (const file of meshFiles) if (await isPathTaken(file)) found.push(path.basename(file));
   if (found.length > 0) throw new MeshDirectoryNotEmpty(dir, found);
 }
 
@@ -213,15 +214,5 @@ function readOverlayCidr(text: string): string {
 function readDatabaseUrl(text: string): void {
   if (!/^postgres(?:ql)?:\/\//.test(text)) {
     throw new InitOptionInvalid('--database', text.replace(/:[^:@/]*@/, ':…@'), 'expected a postgres:// URL', 'give the database like --database postgres://mesh@db.example/mesh, or leave it out for the embedded store');
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.lstat(file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
   }
 }

@@ -1,3 +1,5 @@
+import { encodeBase32 } from './base32';
+
 /** Crockford's base32 symbols: digits and upper-case letters without I, L, O and U. */
 export const CROCKFORD_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -17,19 +19,7 @@ const VALUES: ReadonlyMap<string, number> = (() => {
 
 /** Encodes bytes most significant bit first; the last symbol is padded with zero bits. */
 export function encodeCrockford(bytes: Uint8Array): string {
-  let out = '';
-  let buffer = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    buffer = ((buffer << 8) | byte) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += CROCKFORD_ALPHABET[(buffer >> bits) & 31];
-    }
-  }
-  if (bits > 0) out += CROCKFORD_ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
+  return encodeBase32(bytes, CROCKFORD_ALPHABET);
 }
 
 /** What decoding found: the bytes, or the first character that is not a symbol. */

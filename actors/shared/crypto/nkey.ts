@@ -1,4 +1,5 @@
 import { fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { encodeBase32 } from './base32';
 import { generateSigningKeyPair, publicKeyBytes, signingKeyPairOf, type KeyInput, type NodeIdentity } from './keys';
 
 // nkey prefix bytes: 'U' for a user public key, 'S' + 'U' for a user seed (nats-io/nkeys).
@@ -42,7 +43,8 @@ function nkeyEncode(prefix: number[], payload: Uint8Array): string {
   const crc = crc16(raw.subarray(0, prefix.length + payload.length));
   raw[raw.length - 2] = crc & 0xff;
   raw[raw.length - 1] = crc >> 8;
-  return base32(raw);
+  // RFC 4648 base32 without padding, as nkeys spells keys.
+  return encodeBase32(raw, RFC4648);
 }
 
 // CRC-16/XMODEM, the checksum nkeys appends (little-endian).
@@ -53,21 +55,4 @@ function crc16(bytes: Uint8Array): number {
     for (let bit = 0; bit < 8; bit += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
   }
   return crc;
-}
-
-// RFC 4648 base32 without padding, as nkeys spells keys.
-function base32(bytes: Uint8Array): string {
-  let out = '';
-  let buffer = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    buffer = ((buffer << 8) | byte) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += RFC4648[(buffer >> bits) & 31];
-    }
-  }
-  if (bits > 0) out += RFC4648[(buffer << (5 - bits)) & 31];
-  return out;
 }

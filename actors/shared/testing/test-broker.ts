@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '@nats-io/nkeys';
@@ -17,6 +16,8 @@ import { brokerPaths } from '../../controller/broker/broker-paths';
 import { type RunningBroker, startBroker } from '../../controller/broker/broker-process';
 import { enrolmentInboxPrefix, enrolmentUserName, nodeInboxPrefix } from '../bus/subjects';
 import { generateTlsMaterial } from '../../controller/broker/tls-material';
+import { freePort } from './free-port';
+import { killBrokerOnExit } from './kill-broker-on-exit';
 
 /** Options for a test broker. */
 export interface TestBrokerOptions {
@@ -103,10 +104,7 @@ export async function startTestBroker(options: TestBrokerOptions = {}): Promise<
       }
     }
     const running = broker;
-    const killOnExit = (): void => {
-      if (running.running) process.kill(running.pid, 'SIGKILL');
-    };
-    process.once('exit', killOnExit);
+    const letGo = killBrokerOnExit(running);
 
     const url = `tls://127.0.0.1:${port}`;
     const connections = new Set<NatsConnection>();
@@ -145,7 +143,7 @@ export async function startTestBroker(options: TestBrokerOptions = {}): Promise<
       stop: async () => {
         await Promise.allSettled([...connections].map((connection) => connection.close()));
         await running.stop();
-        process.off('exit', killOnExit);
+        letGo();
         await fs.rm(dir, { recursive: true, force: true });
       },
     };
@@ -153,16 +151,4 @@ export async function startTestBroker(options: TestBrokerOptions = {}): Promise<
     await fs.rm(dir, { recursive: true, force: true });
     throw error;
   }
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago: bound on port 0, read, and released. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ControllerConfig } from '../../../../schema/controller-config';
@@ -8,6 +7,8 @@ import { brokerPaths } from '../../broker/broker-paths';
 import { startBroker, type RunningBroker } from '../../broker/broker-process';
 import { initMesh, type InitMeshResult } from '../../config/init-mesh';
 import { loadControllerConfig } from '../../config/load-controller-config';
+import { freePort } from '../../../shared/testing/free-port';
+import { killBrokerOnExit } from '../../../shared/testing/kill-broker-on-exit';
 
 /** A mesh made by `initMesh` in a temporary directory, with its broker running. */
 export interface TestMesh {
@@ -37,10 +38,7 @@ export async function startTestMesh(options: { database?: string } = {}): Promis
     const config = await loadControllerConfig(dir);
     const brokerConfig = brokerConfigFor(brokerPaths(config.broker.dir), { host: '127.0.0.1', port });
     const running = await startBroker({ configFile: config.broker.config_file, config: brokerConfig });
-    const killOnExit = (): void => {
-      if (running.running) process.kill(running.pid, 'SIGKILL');
-    };
-    process.once('exit', killOnExit);
+    const letGo = killBrokerOnExit(running);
     return {
       dir,
       config,
@@ -49,7 +47,7 @@ export async function startTestMesh(options: { database?: string } = {}): Promis
       certPem: await fs.readFile(config.broker.cert_file, 'utf8'),
       stop: async () => {
         await running.stop();
-        process.off('exit', killOnExit);
+        letGo();
         await fs.rm(parent, { recursive: true, force: true });
       },
     };
@@ -57,16 +55,4 @@ export async function startTestMesh(options: { database?: string } = {}): Promis
     await fs.rm(parent, { recursive: true, force: true });
     throw error;
   }
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

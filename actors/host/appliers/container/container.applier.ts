@@ -4,6 +4,7 @@ import { ContainerResource } from '../../../../schema/resource';
 import { writeFileAtomic } from '../../store/atomic-write';
 import type { Applier, Observation } from '../applier';
 import { ApplyFailed } from '../applier';
+import { pathExists } from '../path-exists';
 import type { ContainerBackend, ContainerFacts } from './container-backend';
 import { compareContainer, containerDifferences } from './container-differences';
 import { hostLabels, isHostContainer } from './container-labels';
@@ -62,7 +63,7 @@ export function containerApplier(backend: ContainerBackend): Applier<ContainerRe
       if (facts === undefined) return undefined;
       const file = path.join(dir, `container-${resource.name}.json`);
       // The first copy is the machine's; a later one would be the container the host made.
-      if (await exists(file)) return `container ${resource.name}: the original was already kept at ${file}`;
+      if (await pathExists(file)) return `container ${resource.name}: the original was already kept at ${file}`;
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
       // The whole record, environment included: it stays on this machine, readable by root only.
       await writeFileAtomic(file, `${JSON.stringify(facts.record, null, 2)}\n`);
@@ -79,13 +80,4 @@ export function containerNameOfKey(key: string): string {
     throw new ApplyFailed(`not a container resource key: ${JSON.stringify(key)}`);
   }
   return name;
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.access(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

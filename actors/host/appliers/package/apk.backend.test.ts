@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApplyContext } from '../applier';
@@ -7,13 +7,14 @@ import { packageApplier } from './package.applier';
 import { PackageDatabaseLocked, PackageNotInRepository } from './package-errors';
 import { writeApkInstalled } from './testing/apk-installed-file';
 import { FakeApkRunner } from './testing/fake-apk-runner';
+import { refusalOf } from './testing/refusal-of';
+import { scratchMachine } from './testing/scratch-machine';
 
 // apk-tools is not packaged for Debian, so apk itself is played by FakeApkRunner (which
 // answers with apk's own messages and writes apk's database format); the read-back is the
 // backend's real parser over a real file in a temporary root.
 
 let scratch: string;
-let count = 0;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'apk-backend-'));
@@ -25,14 +26,11 @@ afterAll(async () => {
 
 /** A fresh Alpine-like root (an apk database holding only musl) and a fake apk. */
 async function machine(): Promise<{ ctx: ApplyContext; apk: FakeApkRunner }> {
-  count += 1;
-  const root = join(scratch, `root-${count}`);
-  const stateDir = join(scratch, `state-${count}`);
-  await mkdir(stateDir, { recursive: true });
-  await writeApkInstalled(root, new Map([['musl', '1.2.4-r2']]));
   const apk = new FakeApkRunner();
   apk.publish('demo', '1.0-r0');
-  return { ctx: { root, stateDir, runner: apk, hostUnit: 'nox-mesh-host.service' }, apk };
+  const ctx = await scratchMachine(scratch, apk);
+  await writeApkInstalled(ctx.root, new Map([['musl', '1.2.4-r2']]));
+  return { ctx, apk };
 }
 
 const applier = packageApplier(new ApkBackend());
@@ -78,31 +76,28 @@ describe('ApkBackend', () => {
     const { ctx } = await machine();
     const absent = { shape: 'package', name: 'absent' } as const;
 
-    const failure = await applier.apply(absent, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply(absent, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain('absent (no such package)');
+    expect(failure.message).toContain('absent (no such package)');
     expect(await applier.observe(absent, ctx)).toEqual({ present: false, differences: ['not installed'] });
   });
 
   test('a version no repository has fails as not in the repository', async () => {
     const { ctx } = await machine();
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '9.9-r0' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '9.9-r0' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain('breaks: world[demo=9.9-r0]');
+    expect(failure.message).toContain('breaks: world[demo=9.9-r0]');
   });
 
   test('a database locked by another apk fails as locked and retryable', async () => {
     const { ctx, apk } = await machine();
     apk.locked = true;
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo' }, ctx), PackageDatabaseLocked);
 
-    expect(failure).toBeInstanceOf(PackageDatabaseLocked);
-    expect((failure as PackageDatabaseLocked).retryable).toBe(true);
-    expect((failure as Error).message).toContain('Unable to lock database');
+    expect(failure.retryable).toBe(true);
+    expect(failure.message).toContain('Unable to lock database');
   });
 
   test('a directory source adds that repository, unsigned, to the apk command', async () => {

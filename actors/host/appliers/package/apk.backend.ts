@@ -4,17 +4,13 @@ import type { ApplyContext } from '../applier';
 import { succeeded, type RunResult } from '../../../shared/process/command-runner';
 import { parseApkInstalled } from './apk-installed-database';
 import { directoryOf } from './directory-source';
-import { lastWords } from './last-words';
 import { isMachineRoot } from './machine-root';
+import { outputOf } from './output-of';
 import { DEFAULT_INSTALL_TIMEOUT_MS, type PackageBackend, type PackageBackendOptions } from './package-backend';
-import {
-  PackageDatabaseLocked,
-  PackageDatabaseUnreadable,
-  PackageInstallFailed,
-  PackageNotInRepository,
-  type PackageChangeFailed,
-} from './package-errors';
+import { PackageDatabaseUnreadable, type PackageChangeFailed } from './package-errors';
+import { packageFailures } from './package-failures';
 import { CONFIGURED_SOURCE, type PackageSource } from './package-source';
+import { packageTarget } from './package-target';
 
 // apk's words when no repository has the name, or none has the pinned version.
 const NOT_FOUND = /\(no such package\)|breaks: world\[/;
@@ -73,14 +69,14 @@ export class ApkBackend implements PackageBackend {
       ...(this.directory === undefined ? [] : ['--repository', this.directory, '--allow-untrusted']),
       '--no-progress',
     ];
-    const target = version === undefined ? name : `${name}=${version}`;
+    const target = packageTarget(name, version);
     // apk asks for confirmation only where /etc/apk/interactive exists; the answer is yes.
     const run = (argv: readonly string[]): Promise<RunResult> =>
       ctx.runner.run(argv, { env: { LC_ALL: 'C' }, timeoutMs: this.installTimeoutMs, input: 'y\n' });
 
     let result = await run(['apk', ...global, 'add', target]);
     if (succeeded(result)) return;
-    if (NOT_FOUND.test(textOf(result))) {
+    if (NOT_FOUND.test(outputOf(result))) {
       ctx.signal?.throwIfAborted();
       result = await run(['apk', ...global, '--update-cache', 'add', target]);
       if (succeeded(result)) return;
@@ -89,32 +85,18 @@ export class ApkBackend implements PackageBackend {
   }
 
   private failure(name: string, version: string | undefined, result: RunResult, root: string): PackageChangeFailed {
-    const text = textOf(result);
-    const said = lastWords(result);
-    const program = 'apk';
+    const text = outputOf(result);
+    const failures = packageFailures({ name, version, result, program: 'apk', source: this.describe() });
     if (LOCKED.test(text)) {
-      return new PackageDatabaseLocked(join(root, 'lib/apk/db'), {
-        said,
-        program,
-        next: 'another apk is working on this machine; the host tries again at its next apply',
-      });
+      return failures.locked(join(root, 'lib/apk/db'), 'another apk is working on this machine; the host tries again at its next apply');
     }
     if (NOT_FOUND.test(text)) {
       const where =
         this.directory === undefined
           ? `make sure a repository in ${join(root, 'etc/apk/repositories')} has it; "apk policy ${name}" shows the versions the machine can see`
           : `publish it into ${this.directory} and rebuild its APKINDEX (apk index)`;
-      return new PackageNotInRepository(name, version, this.describe(), { said, program, next: `check the package name and version in the declaration, or ${where}` });
+      return failures.notInRepository(`check the package name and version in the declaration, or ${where}`);
     }
-    const target = version === undefined ? name : `${name}=${version}`;
-    return new PackageInstallFailed(name, version, {
-      said,
-      program,
-      next: `run "apk add ${target}" on the machine to see the whole output and fix what it says; the host tries again at its next apply`,
-    });
+    return failures.runByHand(`apk add ${packageTarget(name, version)}`);
   }
-}
-
-function textOf(result: RunResult): string {
-  return `${result.stderr}\n${result.stdout}`;
 }

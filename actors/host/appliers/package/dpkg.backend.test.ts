@@ -10,6 +10,8 @@ import { PackageDatabaseLocked, PackageInstallFailed, PackageNotInRepository } f
 import { buildDeb } from './testing/build-deb';
 import { makeDpkgRoot } from './testing/dpkg-root';
 import { RecordingRunner } from './testing/recording-runner';
+import { refusalOf } from './testing/refusal-of';
+import { scratchMachine } from './testing/scratch-machine';
 import { writeFlatAptIndex } from './testing/flat-apt-repository';
 
 // Real apt-get and dpkg install hand-made packages into a temporary root; the assertions read
@@ -41,15 +43,11 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-let count = 0;
 /** A fresh machine root (its apt sources naming `aptRepository`) and state directory. */
 async function machine(aptRepository: string | undefined = repository): Promise<ApplyContext> {
-  count += 1;
-  const root = join(scratch, `root-${count}`);
-  const stateDir = join(scratch, `state-${count}`);
-  await mkdir(stateDir, { recursive: true });
-  await makeDpkgRoot(root, aptRepository === undefined ? {} : { aptRepository });
-  return { root, stateDir, runner, hostUnit: 'nox-mesh-host.service' };
+  const ctx = await scratchMachine(scratch, runner);
+  await makeDpkgRoot(ctx.root, aptRepository === undefined ? {} : { aptRepository });
+  return ctx;
 }
 
 /** What the dpkg database says, asked directly: "1.0-1 installed", or undefined when dpkg has no record. */
@@ -103,11 +101,10 @@ describe('DpkgBackend with real apt-get and dpkg in a root', () => {
     const ctx = await machine();
     const absent = { shape: 'package', name: 'absent' } as const;
 
-    const failure = await applier.apply(absent, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply(absent, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain('E: Unable to locate package absent');
-    expect((failure as PackageNotInRepository).next).toContain('apt-cache policy absent');
+    expect(failure.message).toContain('E: Unable to locate package absent');
+    expect(failure.next).toContain('apt-cache policy absent');
     expect(await applier.observe(absent, ctx)).toEqual({ present: false, differences: ['not installed'] });
     expect(await dpkgSays(ctx, 'absent')).toBeUndefined();
   });
@@ -116,10 +113,9 @@ describe('DpkgBackend with real apt-get and dpkg in a root', () => {
     const ctx = await machine();
     await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '9.9-1' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '9.9-1' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain("Version '9.9-1' for 'demo' was not found");
+    expect(failure.message).toContain("Version '9.9-1' for 'demo' was not found");
     expect(await dpkgSays(ctx, 'demo')).toBe('1.0-1 installed');
   });
 
@@ -141,11 +137,10 @@ describe('DpkgBackend with real apt-get and dpkg in a root', () => {
   test('a source the machine cannot read fails with the refresh\'s words and says to run it by hand', async () => {
     const ctx = await machine(join(scratch, 'no-such-repository'));
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo' }, ctx), PackageInstallFailed);
 
-    expect(failure).toBeInstanceOf(PackageInstallFailed);
-    expect((failure as Error).message).toContain('E: Failed to fetch');
-    expect((failure as PackageInstallFailed).next).toContain('run "apt-get update" on the machine');
+    expect(failure.message).toContain('E: Failed to fetch');
+    expect(failure.next).toContain('run "apt-get update" on the machine');
   });
 
   test('a database locked by another dpkg fails as locked and retryable, with dpkg\'s words', async () => {
@@ -155,12 +150,11 @@ describe('DpkgBackend with real apt-get and dpkg in a root', () => {
     try {
       await waitFor(join(ctx.root, 'holder-started'));
 
-      const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+      const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx), PackageDatabaseLocked);
 
-      expect(failure).toBeInstanceOf(PackageDatabaseLocked);
-      expect((failure as PackageDatabaseLocked).retryable).toBe(true);
-      expect((failure as Error).message).toMatch(/Could not get lock .*lock-frontend/);
-      expect((failure as PackageDatabaseLocked).next).toContain('Never delete the lock files');
+      expect(failure.retryable).toBe(true);
+      expect(failure.message).toMatch(/Could not get lock .*lock-frontend/);
+      expect(failure.next).toContain('Never delete the lock files');
     } finally {
       await writeFile(join(ctx.root, 'holder-release'), '');
       await holderExited;

@@ -1,19 +1,17 @@
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ApplyContext } from '../applier';
+import { pathExists } from '../path-exists';
 import { succeeded, type RunResult } from '../../../shared/process/command-runner';
 import { directoryOf } from './directory-source';
 import { lastWords } from './last-words';
 import { isMachineRoot } from './machine-root';
+import { outputOf } from './output-of';
 import { DEFAULT_INSTALL_TIMEOUT_MS, QUERY_TIMEOUT_MS, type PackageBackend, type PackageBackendOptions } from './package-backend';
-import {
-  PackageDatabaseLocked,
-  PackageDatabaseUnreadable,
-  PackageInstallFailed,
-  PackageNotInRepository,
-  type PackageChangeFailed,
-} from './package-errors';
+import { PackageDatabaseUnreadable, type PackageChangeFailed } from './package-errors';
+import { packageFailures } from './package-failures';
 import { CONFIGURED_SOURCE, type PackageSource } from './package-source';
+import { packageTarget } from './package-target';
 
 // apt's words for "no such package or version in the lists it has".
 const NOT_FOUND = /Unable to locate package|Version '[^']*' for '[^']*' was not found|has no installation candidate|Couldn't find any package/;
@@ -71,7 +69,7 @@ export class DpkgBackend implements PackageBackend {
   async installed(name: string, ctx: ApplyContext): Promise<string | undefined> {
     const admindir = join(resolve(ctx.root), 'var/lib/dpkg');
     // dpkg-query answers "no packages found" for a database that does not exist at all.
-    if (!(await exists(join(admindir, 'status')))) {
+    if (!(await pathExists(join(admindir, 'status')))) {
       throw new PackageDatabaseUnreadable(
         `there is no dpkg database at ${admindir}: this machine is not managed by dpkg, or its profile names the wrong package manager`,
       );
@@ -98,7 +96,7 @@ export class DpkgBackend implements PackageBackend {
     // way leaves the dpkg database needing `dpkg --configure -a`, worse than finishing late.
     ctx.signal?.throwIfAborted();
     const apt = await this.prepare(ctx);
-    const target = version === undefined ? name : `${name}=${version}`;
+    const target = packageTarget(name, version);
     const install = [
       'apt-get', ...apt.options, 'install', '--yes', '--allow-downgrades',
       '-o', 'Dpkg::Options::=--force-confdef', '-o', 'Dpkg::Options::=--force-confold',
@@ -108,7 +106,7 @@ export class DpkgBackend implements PackageBackend {
 
     let result = await run(install);
     if (succeeded(result)) return;
-    if (NOT_FOUND.test(textOf(result))) {
+    if (NOT_FOUND.test(outputOf(result))) {
       // The lists may predate the version (one just published): refresh them once and retry.
       ctx.signal?.throwIfAborted();
       const update = await run(['apt-get', ...apt.options, 'update']);
@@ -117,7 +115,7 @@ export class DpkgBackend implements PackageBackend {
       result = await run(install);
       if (succeeded(result)) return;
       // Still not found after a failed refresh: the refresh is the reason to report.
-      if (!succeeded(update) && NOT_FOUND.test(textOf(result))) throw this.failure(name, version, update, ctx, 'update');
+      if (!succeeded(update) && NOT_FOUND.test(outputOf(result))) throw this.failure(name, version, update, ctx, 'update');
     }
     throw this.failure(name, version, result, ctx);
   }
@@ -156,41 +154,25 @@ export class DpkgBackend implements PackageBackend {
 
   private failure(name: string, version: string | undefined, result: RunResult, ctx: ApplyContext, step: 'install' | 'update' = 'install'): PackageChangeFailed {
     const root = resolve(ctx.root);
-    const text = textOf(result);
-    const said = lastWords(result);
-    const program = result.argv[0] ?? 'apt-get';
-    const target = version === undefined ? name : `${name}=${version}`;
+    const text = outputOf(result);
+    const failures = packageFailures({ name, version, result, program: result.argv[0] ?? 'apt-get', source: this.describe() });
     if (LOCKED.test(text)) {
-      return new PackageDatabaseLocked(join(root, 'var/lib/dpkg'), {
-        said,
-        program,
-        next: 'another package manager (unattended-upgrades, or a person running apt) is working on this machine; the host tries again at its next apply. Never delete the lock files',
-      });
+      return failures.locked(
+        join(root, 'var/lib/dpkg'),
+        'another package manager (unattended-upgrades, or a person running apt) is working on this machine; the host tries again at its next apply. Never delete the lock files',
+      );
     }
     if (NOT_FOUND.test(text)) {
       const where =
         this.directory === undefined
           ? `make sure the machine's apt sources (${join(root, 'etc/apt/sources.list.d')}) name a repository that has it; "apt-cache policy ${name}" lists the versions the machine can see`
           : `publish it into ${this.directory} and regenerate its Packages file (dpkg-scanpackages . > Packages)`;
-      return new PackageNotInRepository(name, version, this.describe(), {
-        said,
-        program,
-        next: `check the package name and version in the declaration, or ${where}`,
-      });
+      return failures.notInRepository(`check the package name and version in the declaration, or ${where}`);
     }
     if (INTERRUPTED.test(text)) {
-      return new PackageInstallFailed(name, version, {
-        said,
-        program,
-        next: 'an earlier install was interrupted: run "dpkg --configure -a" on the machine; the host tries again at its next apply',
-      });
+      return failures.installFailed('an earlier install was interrupted: run "dpkg --configure -a" on the machine; the host tries again at its next apply');
     }
-    const command = step === 'update' ? 'apt-get update' : `apt-get install ${target}`;
-    return new PackageInstallFailed(name, version, {
-      said,
-      program,
-      next: `run "${command}" on the machine to see the whole output and fix what it says; the host tries again at its next apply`,
-    });
+    return failures.runByHand(step === 'update' ? 'apt-get update' : `apt-get install ${packageTarget(name, version)}`);
   }
 }
 
@@ -205,17 +187,4 @@ function aptConfigurationForRoot(root: string): string {
     'APT::Sandbox::User "root";',
     '',
   ].join('\n');
-}
-
-function textOf(result: RunResult): string {
-  return `${result.stderr}\n${result.stdout}`;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

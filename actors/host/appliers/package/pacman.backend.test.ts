@@ -10,6 +10,8 @@ import { buildPacmanPackage } from './testing/build-pacman-package';
 import { addToPacmanRepository } from './testing/pacman-repository';
 import { makePacmanRoot } from './testing/pacman-root';
 import { RecordingRunner } from './testing/recording-runner';
+import { refusalOf } from './testing/refusal-of';
+import { scratchMachine } from './testing/scratch-machine';
 
 // Real pacman installs hand-made packages into a temporary root from a local repository made
 // with repo-add; the assertions read the local database back with pacman -Q directly.
@@ -48,18 +50,14 @@ async function publish(directoryName: string, files: string[]): Promise<string> 
   return directory;
 }
 
-let count = 0;
 /**
  * A fresh machine root whose pacman.conf names `repositoryPath` as repository `mesh`, with
  * `settings` as more lines of its [options].
  */
 async function machine(repositoryPath: string | undefined = repository, settings: string[] = []): Promise<ApplyContext> {
-  count += 1;
-  const root = join(scratch, `root-${count}`);
-  const stateDir = join(scratch, `state-${count}`);
-  await mkdir(stateDir, { recursive: true });
-  await makePacmanRoot(root, { settings, ...(repositoryPath === undefined ? {} : { repository: { name: 'mesh', path: repositoryPath } }) });
-  return { root, stateDir, runner, hostUnit: 'nox-mesh-host.service' };
+  const ctx = await scratchMachine(scratch, runner);
+  await makePacmanRoot(ctx.root, { settings, ...(repositoryPath === undefined ? {} : { repository: { name: 'mesh', path: repositoryPath } }) });
+  return ctx;
 }
 
 /** Copies a built package file into the root's `cacheDir` (as a path on the machine) and returns where it is now. */
@@ -124,11 +122,10 @@ describe('PacmanBackend with real pacman in a root', () => {
     const ctx = await machine();
     const absent = { shape: 'package', name: 'absent' } as const;
 
-    const failure = await applier.apply(absent, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply(absent, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain('error: target not found: absent');
-    expect((failure as PackageNotInRepository).next).toContain('pacman -Si absent');
+    expect(failure.message).toContain('error: target not found: absent');
+    expect(failure.next).toContain('pacman -Si absent');
     expect(await applier.observe(absent, ctx)).toEqual({ present: false, differences: ['not installed'] });
     expect(await pacmanSays(ctx, 'absent')).toBeUndefined();
   });
@@ -137,10 +134,9 @@ describe('PacmanBackend with real pacman in a root', () => {
     const ctx = await machine();
     await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    expect((failure as Error).message).toContain('target not found: demo=1.1-1');
+    expect(failure.message).toContain('target not found: demo=1.1-1');
     expect(await pacmanSays(ctx, 'demo')).toBe('demo 1.0-1');
   });
 
@@ -179,10 +175,9 @@ describe('PacmanBackend with real pacman in a root', () => {
     const ctx = await machine(repository, ['CacheDir = /srv/packages/']);
     await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx);
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.1-1' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
-    const next = (failure as PackageNotInRepository).next;
+    const next = failure.next;
     expect(next).toContain(`looked in ${join(ctx.root, 'srv/packages')}, ${join(ctx.root, 'var/cache/pacman/pkg')}`);
     expect(next).toContain('demo-1.1-1-<arch>.pkg.tar.*');
     expect(next).toContain('put that package file in one of those directories');
@@ -195,9 +190,8 @@ describe('PacmanBackend with real pacman in a root', () => {
     const ctx = await machine(newer);
     await cache(ctx, 'demo-extra-1.0-1-any.pkg.tar.zst');
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+    await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
     expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
     expect(await pacmanSays(ctx, 'demo-extra')).toBeUndefined();
   });
@@ -208,9 +202,8 @@ describe('PacmanBackend with real pacman in a root', () => {
     await mkdir(join(ctx.root, 'var/cache/pacman/pkg'), { recursive: true });
     await copyFile(join(packages, 'demo-1.0-1-any.pkg.tar.zst'), signature);
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+    await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx), PackageNotInRepository);
 
-    expect(failure).toBeInstanceOf(PackageNotInRepository);
     expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
   });
 
@@ -219,11 +212,10 @@ describe('PacmanBackend with real pacman in a root', () => {
     const cached = await cache(ctx, 'demo-1.0-1-any.pkg.tar.zst');
     await writeFile(`${cached}.sig`, 'not a signature\n');
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx), PackageInstallFailed);
 
-    expect(failure).toBeInstanceOf(PackageInstallFailed);
-    expect((failure as Error).message).toContain('invalid or corrupted package (PGP signature)');
-    expect((failure as PackageInstallFailed).next).toContain(`pacman -U ${cached}`);
+    expect(failure.message).toContain('invalid or corrupted package (PGP signature)');
+    expect(failure.next).toContain(`pacman -U ${cached}`);
     expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
   });
 
@@ -242,12 +234,11 @@ describe('PacmanBackend with real pacman in a root', () => {
     const lock = join(ctx.root, 'var/lib/pacman/db.lck');
     await writeFile(lock, '');
 
-    const failure = await applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx).catch((error: unknown) => error);
+    const failure = await refusalOf(applier.apply({ shape: 'package', name: 'demo', version: '1.0-1' }, ctx), PackageDatabaseLocked);
 
-    expect(failure).toBeInstanceOf(PackageDatabaseLocked);
-    expect((failure as PackageDatabaseLocked).retryable).toBe(true);
-    expect((failure as Error).message).toContain('could not lock database');
-    expect((failure as PackageDatabaseLocked).next).toContain(lock);
+    expect(failure.retryable).toBe(true);
+    expect(failure.message).toContain('could not lock database');
+    expect(failure.next).toContain(lock);
     expect(await pacmanSays(ctx, 'demo')).toBeUndefined();
   });
 

@@ -5,16 +5,13 @@ import { succeeded, type RunResult } from '../../../shared/process/command-runne
 import { directoryOf } from './directory-source';
 import { lastWords } from './last-words';
 import { isMachineRoot } from './machine-root';
+import { outputOf } from './output-of';
 import { findCachedPackage, pacmanCacheDirectories } from './pacman-cache';
 import { DEFAULT_INSTALL_TIMEOUT_MS, QUERY_TIMEOUT_MS, type PackageBackend, type PackageBackendOptions } from './package-backend';
-import {
-  PackageDatabaseLocked,
-  PackageDatabaseUnreadable,
-  PackageInstallFailed,
-  PackageNotInRepository,
-  type PackageChangeFailed,
-} from './package-errors';
+import { PackageDatabaseUnreadable, type PackageChangeFailed } from './package-errors';
+import { packageFailures } from './package-failures';
 import { CONFIGURED_SOURCE, type PackageSource } from './package-source';
+import { packageTarget } from './package-target';
 
 const NOT_FOUND = /target not found/;
 const LOCKED = /unable to lock database|could not lock database/;
@@ -99,7 +96,7 @@ export class PacmanBackend implements PackageBackend {
     // and a half-written system behind.
     ctx.signal?.throwIfAborted();
     const options = await this.prepare(ctx);
-    const target = version === undefined ? name : `${name}=${version}`;
+    const target = packageTarget(name, version);
     const sync = ['pacman', ...options, '--noconfirm', '--noprogressbar', '--needed', '--sync'];
     const run = (argv: readonly string[]): Promise<RunResult> => ctx.runner.run(argv, { env: ENVIRONMENT, timeoutMs: this.installTimeoutMs });
 
@@ -155,26 +152,19 @@ export class PacmanBackend implements PackageBackend {
     cache: { cacheDirectories?: readonly string[]; file?: string } = {},
   ): PackageChangeFailed {
     const root = resolve(ctx.root);
-    const said = lastWords(result);
-    const program = 'pacman';
-    const text = `${result.stderr}\n${result.stdout}`;
+    const text = outputOf(result);
+    const failures = packageFailures({ name, version, result, program: 'pacman', source: this.describe() });
     if (LOCKED.test(text)) {
       const lock = join(root, 'var/lib/pacman/db.lck');
-      return new PackageDatabaseLocked(join(root, 'var/lib/pacman'), {
-        said,
-        program,
-        next: `another pacman is working on this machine and the host tries again at its next apply; if none is running (pacman was killed), remove ${lock}`,
-      });
+      return failures.locked(
+        join(root, 'var/lib/pacman'),
+        `another pacman is working on this machine and the host tries again at its next apply; if none is running (pacman was killed), remove ${lock}`,
+      );
     }
     if (cache.file === undefined && NOT_FOUND.test(text)) {
-      return new PackageNotInRepository(name, version, this.describe(), { said, program, next: this.whereToPublish(name, version, root, cache.cacheDirectories) });
+      return failures.notInRepository(this.whereToPublish(name, version, root, cache.cacheDirectories));
     }
-    const command = cache.file === undefined ? `pacman -S --needed ${version === undefined ? name : `${name}=${version}`}` : `pacman -U ${cache.file}`;
-    return new PackageInstallFailed(name, version, {
-      said,
-      program,
-      next: `run "${command}" on the machine to see the whole output and fix what it says; the host tries again at its next apply`,
-    });
+    return failures.runByHand(cache.file === undefined ? `pacman -S --needed ${packageTarget(name, version)}` : `pacman -U ${cache.file}`);
   }
 
   /**

@@ -4,6 +4,7 @@ import { ServiceResource } from '../../../../schema/resource';
 import { writeFileAtomic } from '../../store/atomic-write';
 import type { Applier, ApplyContext, Observation } from '../applier';
 import { ApplyFailed } from '../applier';
+import { pathExists } from '../path-exists';
 import { HOST_UNIT_REFUSAL, namesHostUnit } from './host-unit';
 import type { ServiceBackend, ServiceStatus } from './service-backend';
 
@@ -68,7 +69,7 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       if (!status.exists) return undefined;
       const file = path.join(dir, `service-${encodeURIComponent(resource.name)}.json`);
       // The first copy is the machine's; a later one would be what the host itself had set.
-      if (await exists(file)) return file;
+      if (await pathExists(file)) return file;
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
       const kept = {
         service: resource.name,
@@ -111,13 +112,4 @@ function refuseHostUnit(name: string, ctx: ApplyContext): void {
 
 function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.access(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

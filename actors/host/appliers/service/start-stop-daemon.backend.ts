@@ -4,6 +4,7 @@ import type { RunOptions, RunResult } from '../../../shared/process/command-runn
 import { describeFailure, succeeded } from '../../../shared/process/command-runner';
 import type { ApplyContext } from '../applier';
 import { ApplyFailed } from '../applier';
+import { pathExists } from '../path-exists';
 import { requireRan, SERVICE_COMMAND_TIMEOUT_MS } from './run-checked';
 import type { ServiceDefinition } from './service-definition';
 import { readServiceDefinition, serviceDefinitionPath, serviceEnabledMarkerPath, servicePidfilePath } from './service-definition';
@@ -86,7 +87,7 @@ export function startStopDaemonBackend(options: StartStopDaemonBackendOptions = 
       return {
         exists: true,
         running: await isRunning(name, ctx, definition),
-        enabled: await exists(serviceEnabledMarkerPath(ctx.root, name)),
+        enabled: await pathExists(serviceEnabledMarkerPath(ctx.root, name)),
       };
     },
 
@@ -148,13 +149,4 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.access(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

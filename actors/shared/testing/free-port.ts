@@ -1,0 +1,16 @@
+import net from 'node:net';
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago: bound on port 0, read, and released.
+ * Another process may take it before the caller binds it, so a caller that can retry does.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
