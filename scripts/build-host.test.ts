@@ -3,10 +3,12 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import vm from 'node:vm';
 import {
   buildHost,
   bundleHost,
   ControllerCodeInHostBundle,
+  escapeNonAscii,
   inspectNodeBinary,
   packageVersionFor,
   projectVersion,
@@ -105,6 +107,29 @@ describe('npm run build:host', () => {
     expect(outcome.bundle.bytes).toBeLessThan(4 * 1024 * 1024);
   });
 
+  test('writes the bundle in ASCII, so V8 holds its source at one byte a character', async () => {
+    const text = await fs.readFile(outcome.bundle.file, 'utf8');
+
+    expect(text.match(/[\u0080-\uffff]/g) ?? []).toEqual([]);
+  });
+
+  test('carries zod\'s English messages alone, and says what is wrong with a declaration as the checkout does', async () => {
+    const cwd = await emptyFolder('bundle-contract');
+    await fs.copyFile(outcome.bundle.file, path.join(cwd, 'nox-mesh-host.cjs'));
+    await fs.mkdir(path.join(cwd, 'root'));
+    const bad = path.join(cwd, 'bad.json');
+    await fs.writeFile(bad, JSON.stringify({ resources: [{ shape: 'file', path: '/etc/motd', content: { text: 'x' }, mode: '644' }] }));
+    const env = { PATH: process.env.PATH, NODE_PATH: '' };
+
+    const bundled = await runIn(cwd, [process.execPath, 'nox-mesh-host.cjs', 'apply', bad, '--root', 'root'], env);
+    const checkout = await runIn(cwd, [process.execPath, path.join(REPOSITORY, 'bin', 'nox-mesh-host'), 'apply', bad, '--root', 'root'], env);
+
+    expect(bundled.stderr).toMatch(/^error: declaration\.resources\[0\]\.mode: expected an octal mode like "0644"/);
+    expect(bundled).toEqual(checkout);
+    const locales = [...(await fs.readFile(outcome.bundle.file, 'utf8')).matchAll(/^\/\/ \S*zod\/v4\/locales\/(\S+)\.js$/gm)].map((match) => match[1]);
+    expect(locales).toEqual(['en', 'english-only']);
+  });
+
   test('refuses a bundle that would contain the controller store, naming who imported it', async () => {
     const failure = await bundleHost({
       outFile: path.join(scratch, 'refused.cjs'),
@@ -183,5 +208,28 @@ describe('npm run build:host', () => {
 describe('packageVersionFor', () => {
   test("writes each system's package release the way its package manager does", () => {
     expect(['debian', 'arch', 'alpine'].map((system) => packageVersionFor(system as 'debian', '0.4.2', 2))).toEqual(['0.4.2-2', '0.4.2-2', '0.4.2-r1']);
+  });
+});
+
+describe('escapeNonAscii', () => {
+  test('writes what esbuild leaves outside ASCII as escapes that mean the same', () => {
+    const source = "/* an actor’s snapshot — */ module.exports = { unit: /^(ns|µs|ms)$/, faces: /^😀+$/u, text: 'µs — 😀' };";
+    const run = (code: string) => {
+      const module = { exports: {} as { unit: RegExp; faces: RegExp; text: string } };
+      vm.runInNewContext(code, { module });
+      return module.exports;
+    };
+
+    const escaped = escapeNonAscii(source);
+    const exported = run(escaped);
+
+    expect(escaped.match(/[\u0080-\uffff]/g) ?? []).toEqual([]);
+    expect([exported.unit.test('µs'), exported.unit.test('us'), exported.faces.test('😀😀'), exported.faces.test('😀x')]).toEqual([true, false, true, false]);
+    expect(exported.text).toBe(run(source).text);
+  });
+
+  test('refuses a line of code where the character may be in a tagged template\'s raw text, and escapes comments', () => {
+    expect(() => escapeNonAscii('const a = 1;\nconst unit = String.raw`µs`;\n')).toThrow(/^line 2 of the bundle has a character outside ASCII beside a template literal/);
+    expect(escapeNonAscii('  // `version` — the program\n  * `run` — the host\n')).toBe('  // `version` \\u2014 the program\n  * `run` \\u2014 the host\n');
   });
 });

@@ -31,7 +31,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { build, type Metafile } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 const exec = promisify(execFile);
 
@@ -107,6 +107,11 @@ export class ControllerCodeInHostBundle extends Error {
  * Nothing is left external: the file runs from an empty folder. `packageVersion` is baked in for
  * the launcher's known-good (a system's binary); without it the host reports its program version
  * there. Refuses a bundle that contains the controller's store.
+ *
+ * The file is written in ASCII and carries zod's English messages only (see escapeNonAscii and
+ * englishOnlyZod): V8 keeps a script's whole source in memory for as long as the process runs,
+ * so every byte of the bundle is a byte of the running host's memory, twice over if one
+ * character in it is not Latin-1.
  */
 export async function bundleHost(options: {
   outFile: string;
@@ -132,9 +137,12 @@ export async function bundleHost(options: {
     format: 'cjs',
     outfile: options.outFile,
     define,
-    // Readable stack traces matter more than 0.6 MB, and minifying does not start it faster.
+    // Not minified: a stack trace from a machine names the line. Minifying whitespace would
+    // save 0.5 MB of memory and a millisecond of start; minified identifiers would also rename
+    // the error classes, whose names are the `condition` of every error printed under --json.
     minify: options.minify ?? false,
     legalComments: 'eof',
+    plugins: [englishOnlyZod],
     metafile: true,
     logLevel: 'silent',
   });
@@ -144,9 +152,55 @@ export async function bundleHost(options: {
     await fs.rm(options.outFile, { force: true });
     throw new ControllerCodeInHostBundle(packagesOf(found), importersOf(result.metafile, found));
   }
+  const text = await fs.readFile(options.outFile, 'utf8');
+  const ascii = escapeNonAscii(text);
+  if (ascii !== text) await fs.writeFile(options.outFile, ascii);
   const bytes = (await fs.stat(options.outFile)).size;
   return { file: options.outFile, bytes, packages: packagesOf(inputs), ms: performance.now() - started };
 }
+
+/**
+ * `source` with every character outside ASCII written as a `\uXXXX` escape. V8 holds a script's
+ * source as Latin-1 when every character fits and as UTF-16 otherwise: a single "—" in a comment
+ * doubles the memory the bundle takes (some 2 MB) for as long as the host runs. esbuild
+ * escapes strings and identifiers itself and leaves comments and regular expression literals
+ * as they were written, and in both an escape means what the character meant (a regular
+ * expression reads `\u00b5` as `µ`, with or without the `u` flag).
+ *
+ * A tagged template's raw text is the one place where it would not: esbuild leaves those as
+ * written too, and `String.raw` would see the escape. A line of code (not of a comment) with
+ * such a character and a backquote is refused rather than guessed at.
+ */
+export function escapeNonAscii(source: string): string {
+  const comment = /^\s*(\/\/|\/\*|\*)/;
+  const doubtful = source.split('\n').findIndex((line) => /[\u0080-\uffff]/.test(line) && line.includes('`') && !comment.test(line));
+  if (doubtful >= 0) {
+    throw new Error(`line ${doubtful + 1} of the bundle has a character outside ASCII beside a template literal, where an escape could change its raw text; write the character as an escape in the source`);
+  }
+  return source.replace(/[\u0080-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * zod's messages in English only. `z` is one namespace object, so esbuild cannot leave out the
+ * parts of it nobody uses, and 62 translations of zod's error messages (350 kB, half of zod)
+ * would be parsed at every start and held in memory. The host's messages are zod's English ones,
+ * its default; `z.locales` in the bundle holds `en` alone.
+ */
+export const englishOnlyZod: Plugin = {
+  name: 'english-only-zod',
+  setup(bundler) {
+    // The module's name is the same on every machine, so the bundle is too.
+    bundler.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: 'zod/v4/locales/english-only.js', namespace: 'english-only-zod', pluginData: path.join(path.dirname(args.importer), '..', 'locales') }
+        : undefined);
+    bundler.onLoad({ filter: /.*/, namespace: 'english-only-zod' }, (args) => ({
+      contents: "export { default as en } from './en.js';\n",
+      resolveDir: args.pluginData as string,
+      loader: 'js',
+    }));
+  },
+};
 
 function packagesOf(inputs: string[]): string[] {
   const names = inputs.map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);

@@ -30,7 +30,11 @@ export abstract class HostCommand extends MeshCommand {
     return { ...DEFAULT_SETTINGS, root, stateDir };
   }
 
-  /** Opens the host for the length of `work`, then releases the store. */
+  /**
+   * Opens the host for the length of `work`, then releases the store. libsodium is made ready
+   * when the store holds a declaration, which every pass verifies again; a machine that has
+   * only ever been given declarations by hand does without it.
+   */
   async withHost<T>(work: (host: HostContext) => Promise<T>): Promise<T> {
     const settings = await this.settings();
     const runner = runnerFrom(this.context);
@@ -38,6 +42,8 @@ export abstract class HostCommand extends MeshCommand {
     const host = await openHost(settings, { runner, appliers: appliersForProfile(profile), adopter: createAdopter() });
     try {
       if (host.storeProblem !== undefined) this.context.stderr.write(`warning: ${host.storeProblem}\n`);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      if (host.state.current().last_declaration !== null) await (require('../../shared/crypto/sodium') as typeof import('../../shared/crypto/sodium')).ready();
       return await work(host);
     } finally {
       await host.close();

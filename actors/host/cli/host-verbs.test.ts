@@ -2,6 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { emptyHostState } from '../../../schema/host-state';
+import { envelopeDigest, generateNodeIdentity, generateSigningKeyPair, ready, sealEnvelope } from '../../shared/crypto';
+import { HostStore } from '../store/host-store';
 
 // The host's verbs as a person runs them: bin/nox-mesh-host in a real process, against a
 // temporary folder standing in for the machine (--root).
@@ -105,5 +108,48 @@ describe('nox-mesh-host apply, owned, reconcile', () => {
     const owned = host('owned');
     expect(owned.stderr).toMatch(/^warning: .*state\.json is unreadable.*recovered from .*state\.last-good\.json/);
     expect(owned.stdout).toMatch(/file:\/etc\/a/);
+  });
+});
+
+describe('nox-mesh-host apply and reconcile on a node', () => {
+  beforeAll(() => ready());
+
+  /** Writes the store of node `runner` holding a full declaration of `resources` signed by `signer`, pinned to `controller`. */
+  async function enrolledWith(resources: unknown[], controller: { public_key: string }, signer: { secret_key: string }): Promise<void> {
+    const payload = { node: 'runner', epoch: 1, generation: 1, kind: 'full', issued_at: '2026-08-27T14:02:00Z', resources };
+    const envelope = sealEnvelope(payload, signer.secret_key);
+    await new HostStore(path.join(root, 'var/lib/mesh-host')).save({
+      ...emptyHostState(),
+      identity: { node: 'runner', ...generateNodeIdentity() },
+      pins: { broker_url: 'tls://127.0.0.1:4222', broker_fingerprint: '0'.repeat(64), controller_public_key: controller.public_key },
+      last_declaration: { envelope, applied_generation: 1, digest: envelopeDigest(envelope) },
+      highest_epoch: 1,
+      sequence: 1,
+    });
+  }
+
+  // Regression: on a machine holding a controller's declaration both verbs stopped with
+  // SodiumNotReady, because the stored declaration is verified before every pass and nothing had
+  // loaded libsodium.
+  test('verify the stored declaration and apply it beside what is applied by hand', async () => {
+    const controller = generateSigningKeyPair();
+    await enrolledWith([{ shape: 'file', path: '/etc/motd', content: { text: 'declared\n' } }], controller, controller);
+
+    const reconciled = host('reconcile');
+    expect(reconciled.stderr).toBe('');
+    expect(reconciled.stdout).toMatch(/^applied\s+file:\/etc\/motd/m);
+    const applied = host('apply', await declaration('by-hand', [{ shape: 'file', path: '/etc/issue', content: { text: 'by hand\n' } }]));
+    expect(applied.stdout).toMatch(/^applied\s+file:\/etc\/issue/m);
+    expect(applied.stdout).toMatch(/^unchanged\s+file:\/etc\/motd/m);
+    expect(await fs.readFile(path.join(root, 'etc/motd'), 'utf8')).toBe('declared\n');
+  });
+
+  test('refuse a stored declaration the pinned controller did not sign, and apply nothing', async () => {
+    await enrolledWith([{ shape: 'file', path: '/etc/motd', content: { text: 'forged\n' } }], generateSigningKeyPair(), generateSigningKeyPair());
+
+    const reconciled = host('reconcile', '--json');
+    expect(reconciled.status).not.toBe(0);
+    expect(JSON.parse(reconciled.stdout)).toMatchObject({ error: { condition: 'ForeignSigner' } });
+    await expect(fs.stat(path.join(root, 'etc/motd'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

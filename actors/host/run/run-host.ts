@@ -1,12 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ready } from '../../shared/crypto/sodium';
 import { openHost, type HostContext, type HostParts, type HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
 import type { HostKind, ResourceShape } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
-import { StoreInconsistent } from '../reconcile/desired-resources';
 import { StoreLocked } from '../store/store-errors';
-import { runEnrolledSession } from './enrolled-session';
 import type { HostLog } from './host-log';
 import { timingsFromEnvironment, type HostTimings } from './host-timings';
 import { claimPidfile } from './pidfile';
@@ -47,7 +44,6 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   const { settings, log, signal } = options;
   const timings = options.timings ?? timingsFromEnvironment(process.env);
   const rouses = options.rouses ?? signalRouses();
-  await ready();
   const pidfile = await claimPidfile(settings.stateDir);
   // Left by a host that installed this version and died before it could exit: done already.
   await clearRestartDue(settings.stateDir);
@@ -84,11 +80,14 @@ export async function runHost(options: RunHostOptions): Promise<void> {
         }
         const pins = host.state.current().pins;
         if (pins === null) {
+          // eslint-disable-next-line @typescript-eslint/no-require-imports
+          const { StoreInconsistent } = require('../reconcile/desired-resources') as typeof import('../reconcile/desired-resources');
           throw new StoreInconsistent(`the host store holds the identity of node ${identity.node} but no broker or controller key`, {
             next: 're-enrol this machine (nox-mesh-host enrol --token …) so they are pinned again',
           });
         }
         log.say(`enrolled as node ${identity.node}; reaching the broker at ${pins.broker_url}`);
+        const { runEnrolledSession } = await nodeCode();
         const end = await runEnrolledSession({
           host,
           rules: options.rules,
@@ -107,6 +106,20 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   } finally {
     await pidfile.release();
   }
+}
+
+/**
+ * The code of a node, loaded the first time this machine is one: libsodium (ready before the
+ * first signature is checked), the NATS client, the link and the reconcile actor. A machine
+ * waiting to be enrolled needs none of it, and in the bundle what is never required is never
+ * evaluated: libsodium's WebAssembly alone is about 6 MB of a hosted host's memory. Only what
+ * this function requires may reach libsodium; see hosted-footprint.test.ts.
+ */
+async function nodeCode(): Promise<typeof import('./enrolled-session')> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  await (require('../../shared/crypto/sodium') as typeof import('../../shared/crypto/sodium')).ready();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./enrolled-session') as typeof import('./enrolled-session');
 }
 
 // An episodic host is the one that takes no packages (schema/resource.ts, SHAPES_FOR_HOST_KIND).

@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LOADED_MODULES_PRELOAD, loadedModules, packagesAmong } from './testing/loaded-modules';
+
+// `nox-mesh-host run` on a machine that is not a node yet, as the service starts it
+// (bin/nox-mesh-host in a real process): what it loads while it waits to be enrolled. In the
+// bundle what is never required is never evaluated, so what this process does not load is
+// memory the hosted host does not hold (libsodium's WebAssembly alone is some 6 MB).
+
+const repo = path.resolve(__dirname, '..', '..', '..');
+let root: string;
+
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'hosted-footprint-'));
+});
+
+afterEach(async () => {
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+/** Starts the host over `root`, waits until it says it is hosted, stops it, and returns what it loaded. */
+async function loadedWhileHosted(): Promise<{ said: string; files: string[] }> {
+  const host = spawn(process.execPath, ['-r', LOADED_MODULES_PRELOAD, path.join(repo, 'bin', 'nox-mesh-host'), 'run', '--root', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  host.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const exited = new Promise<number | null>((resolve) => host.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the host did not say it is hosted; it said:\n${stdout}${stderr}`)), 20_000);
+    host.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (/^hosted: /m.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  host.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  return { said: stdout, files: loadedModules(stderr) };
+}
+
+describe('a hosted host', () => {
+  test('waits for enrolment without loading libsodium, the NATS client or the code of a node', async () => {
+    const { said, files } = await loadedWhileHosted();
+
+    expect(said).toMatch(/^hosted: this machine has no identity yet/m);
+    expect(packagesAmong(files).filter((name) => /libsodium|tweetnacl|@nats-io/.test(name))).toEqual([]);
+    const ofNode = files.filter((file) => /[\\/]actors[\\/](host[\\/](link|enrolment)|shared[\\/]crypto)[\\/]|enrolled-session/.test(file));
+    expect(ofNode).toEqual([]);
+  });
+});
