@@ -2,10 +2,9 @@ import { Declaration } from '../../../schema/declaration';
 import type { HostState } from '../../../schema/host-state';
 import { resourceKey, type Resource } from '../../../schema/resource';
 import { openEnvelope } from '../../shared/crypto/envelope';
-import { OperatorError } from '../../shared/operator-error';
+import { StoreInconsistent } from './store-inconsistent';
 
-/** The store holds a declaration but no controller key to check it against. */
-export class StoreInconsistent extends OperatorError {}
+export { StoreInconsistent } from './store-inconsistent';
 
 /**
  * The last declaration in the store, verified again against the pinned controller key: the

@@ -3,6 +3,7 @@ import { openHost, type HostContext, type HostParts, type HostSettings } from '.
 import { clearRestartDue } from '../launch-state/restart-due';
 import type { HostKind, ResourceShape } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
+import { StoreInconsistent } from '../reconcile/store-inconsistent';
 import { StoreLocked } from '../store/store-errors';
 import type { HostLog } from './host-log';
 import { timingsFromEnvironment, type HostTimings } from './host-timings';
@@ -80,8 +81,6 @@ export async function runHost(options: RunHostOptions): Promise<void> {
         }
         const pins = host.state.current().pins;
         if (pins === null) {
-          // eslint-disable-next-line @typescript-eslint/no-require-imports
-          const { StoreInconsistent } = require('../reconcile/desired-resources') as typeof import('../reconcile/desired-resources');
           throw new StoreInconsistent(`the host store holds the identity of node ${identity.node} but no broker or controller key`, {
             next: 're-enrol this machine (nox-mesh-host enrol --token …) so they are pinned again',
           });

@@ -1,16 +1,23 @@
-import libsodium from 'libsodium-wrappers';
+import type libsodiumModule from 'libsodium-wrappers';
 
 /** The initialised libsodium module (the non-sumo build: what the host bundle carries). */
-export type Sodium = typeof libsodium;
+export type Sodium = typeof libsodiumModule;
 
 let initialised = false;
+let libsodium: Sodium | undefined;
 
 /**
  * Waits until libsodium's WebAssembly is loaded. Each composition root awaits this once before
  * starting anything; every function in actors/shared/crypto that uses libsodium then runs
  * synchronously and fails loudly if it was skipped.
+ *
+ * The module itself is loaded here, not when this file is: its WebAssembly makes a process some
+ * 10 MB larger, and a host verb that verifies nothing (`version`, `apply` of a hand-written
+ * file) never calls this.
  */
 export async function ready(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  libsodium ??= require('libsodium-wrappers') as Sodium;
   await libsodium.ready;
   initialised = true;
 }
@@ -25,7 +32,7 @@ export function isReady(): boolean {
  * libsodium attaches its functions to it only when loading finishes.
  */
 export function sodium(): Sodium {
-  if (!initialised) throw new SodiumNotReady();
+  if (!initialised || libsodium === undefined) throw new SodiumNotReady();
   return libsodium;
 }
 
