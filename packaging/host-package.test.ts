@@ -215,7 +215,8 @@ describe('with apt-get and dpkg', () => {
     await applier.apply(declared('0.1.0'), ctx);
     await clearRestartDue(ctx.stateDir);
     const oldHost = start([path.join(ctx.root, 'usr/bin', HOST), 'run'], { PATH: process.env.PATH, MESH_TEST_MARKS: marks });
-    const oldPid = Number(await until('the old host to run', () => readOr(path.join(marks, 'running'))));
+    // The fake host writes its pid into the mark: read it once it is there whole.
+    const oldPid = Number(await until('the old host to run', async () => /^[1-9][0-9]*\s*$/.exec((await readOr(path.join(marks, 'running'))) ?? '')?.[0]));
 
     const failure = await applier.apply(declared('0.3.0'), ctx).catch((error: unknown) => error);
 
@@ -270,7 +271,8 @@ describe('with pacman', () => {
     expect(await pacmanSays(ctx.root)).toBe('nox-mesh-host 0.1.0-1');
   });
 
-  test('an upgrade to a binary that does not execute fails the apply and says the old version cannot be had from a repository that moved on', async () => {
+  /** A machine holding 0.1.0 from the mesh's repository, which then moves on to a 0.3.0 that does not execute. */
+  async function movedOnToBroken() {
     const { ctx } = await freshMachine();
     const repository = await pacmanRepository(['0.1.0']);
     await makePacmanRoot(ctx.root, { repository: { name: 'mesh', path: repository } });
@@ -280,11 +282,29 @@ describe('with pacman', () => {
     const next = archPackages.get('0.3.0') as string;
     await fs.copyFile(next, path.join(repository, path.basename(next)));
     await addToPacmanRepository(repository, 'mesh', path.join(repository, path.basename(next)));
+    return { ctx, applier };
+  }
+
+  test('an upgrade to a binary that does not execute fails the apply, and the old version is put back from the package cache though the repository moved on', async () => {
+    const { ctx, applier } = await movedOnToBroken();
 
     const failure = await applier.apply(declared('0.3.0'), ctx).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(NewHostDoesNotRun);
     expect((failure as NewHostDoesNotRun).reason).toBe('it is not a program: neither an ELF executable nor a script');
+    expect((failure as NewHostDoesNotRun).putBack).toBe('version 0.1.0-1, which was installed before, has been put back');
+    expect(await pacmanSays(ctx.root)).toBe('nox-mesh-host 0.1.0-1');
+    expect(await readRestartDue(ctx.stateDir)).toBeUndefined();
+  });
+
+  test('an upgrade to a binary that does not execute, with the old version in neither repository nor cache, says it cannot be put back', async () => {
+    const { ctx, applier } = await movedOnToBroken();
+    const cache = path.join(ctx.root, 'var/cache/pacman/pkg');
+    for (const file of await fs.readdir(cache)) if (file.startsWith(`${HOST}-0.1.0-`)) await fs.rm(path.join(cache, file));
+
+    const failure = await applier.apply(declared('0.3.0'), ctx).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(NewHostDoesNotRun);
     expect((failure as NewHostDoesNotRun).putBack).toMatch(/^putting back version 0\.1\.0-1 failed as well \(package "nox-mesh-host" version "0\.1\.0-1" is not in the repositories of pacman/);
     expect(await readRestartDue(ctx.stateDir)).toBeUndefined();
   });
