@@ -26,4 +26,15 @@ describe('treeCpuSeconds', () => {
     await new Promise((resolve) => child.once('close', resolve));
     expect(withChild - alone).toBeGreaterThan(0.05);
   });
+
+  test('keeps the time of a child that has ended and been waited for: the sum never goes down', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 400; while (Date.now() < end);']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const whileRunning = treeCpuSeconds(process.pid);
+    await new Promise((resolve) => child.once('close', resolve));
+    const afterEnd = treeCpuSeconds(process.pid);
+    expect(afterEnd).toBeGreaterThanOrEqual(whileRunning);
+    expect(afterEnd - cpuSeconds(process.pid)).toBeGreaterThan(0.05);
+  });
 });

@@ -26,21 +26,17 @@ export function residentMb(pid: number): number {
  * 15 of /proc/<pid>/stat, after the command name, which may itself hold spaces and brackets).
  */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // afterName[0] is field 3 (state): utime is field 14, stime field 15.
-  const utime = Number(afterName[11]);
-  const stime = Number(afterName[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/${pid}/stat could not be read: ${stat.slice(0, 120)}`);
-  return (utime + stime) / clockTicksPerSecond();
+  return statTicks(pid, false) / clockTicksPerSecond();
 }
 
 /**
- * CPU time of process `pid` and of its children alive now, in seconds: a PostgreSQL server is
- * its postmaster and one backend per connection. A child that has ended takes its time with it.
+ * CPU time of process `pid`, of its children that have ended (and that it has waited for), and
+ * of its children alive now, in seconds: a PostgreSQL server is its postmaster and one backend
+ * per connection. The ended children's time stays in the sum (fields 16 and 17, cutime and
+ * cstime), so a backend that ends between two readings does not make the second one smaller.
  */
 export function treeCpuSeconds(pid: number): number {
-  let total = cpuSeconds(pid);
+  let total = statTicks(pid, true) / clockTicksPerSecond();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -52,4 +48,15 @@ export function treeCpuSeconds(pid: number): number {
     }
   }
   return total;
+}
+
+/** utime + stime of /proc/<pid>/stat, and with `reaped` also cutime + cstime, in clock ticks. */
+function statTicks(pid: number, reaped: boolean): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // After the command name, which may itself hold spaces and brackets: afterName[0] is field 3
+  // (state), so utime (field 14) is afterName[11], stime [12], cutime [13], cstime [14].
+  const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = (reaped ? [11, 12, 13, 14] : [11, 12]).map((index) => Number(afterName[index]));
+  if (!fields.every(Number.isFinite)) throw new Error(`/proc/${pid}/stat could not be read: ${stat.slice(0, 120)}`);
+  return fields.reduce((sum, ticks) => sum + ticks, 0);
 }

@@ -15,6 +15,7 @@ import { StatusCommand } from './status.command';
 import { TokenIssueCommand } from './token-issue.command';
 import { TreeCommand } from './tree.command';
 import { UnassignCommand } from './unassign.command';
+import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 
 /** The `mesh-control` command line: the controller's verbs. */
 export function controlCli(): Cli {
@@ -28,5 +29,6 @@ export function controlCli(): Cli {
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */
 export function main(): void {
+  quietOnClosedOutput();
   void controlCli().runExit(process.argv.slice(2));
 }

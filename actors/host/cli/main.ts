@@ -1,6 +1,7 @@
 import { Builtins, Cli, type CommandClass } from 'clipanion';
 import { runningVersion } from '../../shared/version';
 import { capYoungGeneration } from '../run/cap-young-generation';
+import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /**
@@ -40,6 +41,7 @@ export function hostCli(verb?: string): Cli {
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */
 export function main(): void {
+  quietOnClosedOutput();
   const argv = process.argv.slice(2);
   // Before the verb's code is loaded: the young generation grows while modules load.
   if (argv[0] === 'run') capYoungGeneration();
