@@ -7,22 +7,9 @@ import { StateHandle } from './store/state-handle';
 import { lockStore } from './store/store-lock';
 import type { CommandRunner } from '../shared/process/command-runner';
 
-/** Where the host works: the machine's root and the state directory. */
-export interface HostSettings {
-  /** `--root`: the machine's root; every resource path resolves under it. */
-  root: string;
-  /** `--state-dir`: where state.json lives (default /var/lib/mesh-host). */
-  stateDir: string;
-  /** The host's own service unit, which no declaration may manage. */
-  hostUnit: string;
-}
+import type { HostSettings } from './host-settings';
 
-/** The defaults on a real machine. */
-export const DEFAULT_SETTINGS: HostSettings = {
-  root: '/',
-  stateDir: '/var/lib/mesh-host',
-  hostUnit: 'nox-mesh-host',
-};
+export { DEFAULT_SETTINGS, type HostSettings } from './host-settings';
 
 /** One open host: its store (locked for this process), appliers and clock. */
 export interface HostContext {

@@ -360,8 +360,10 @@ export class LifecycleMachine {
     const host: { stop: AbortController; done: Promise<void>; failure?: unknown } = { stop, done: Promise.resolve() };
     host.done = runHost({
       settings,
-      parts: { runner, appliers: this.hold.wrap(appliersForProfile(profile)), adopter: createAdopter() },
-      rules: { hostUnit: settings.hostUnit, root: settings.root, stateDir: settings.stateDir, shapes: SHAPES_FOR_HOST_KIND[profile.host_kind] },
+      node: {
+        parts: { runner, appliers: this.hold.wrap(appliersForProfile(profile)), adopter: createAdopter() },
+        rules: { hostUnit: settings.hostUnit, root: settings.root, stateDir: settings.stateDir, shapes: SHAPES_FOR_HOST_KIND[profile.host_kind] },
+      },
       log: { say: (line) => this.hear(line) },
       signal: stop.signal,
       pollMs: 100,

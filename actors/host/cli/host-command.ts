@@ -1,10 +1,8 @@
 import path from 'node:path';
 import { Option } from 'clipanion';
 import { MeshCommand } from '../../shared/cli/mesh-command';
-import { appliersForProfile } from '../appliers/appliers-for-profile';
-import { createAdopter } from '../adoption/adoption.actor';
-import { DEFAULT_SETTINGS, openHost, type HostContext, type HostSettings } from '../host-context';
-import { detectProfile } from '../profile/detect-profile';
+import type { HostContext } from '../host-context';
+import { DEFAULT_SETTINGS, type HostSettings } from '../host-settings';
 import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
 
@@ -37,9 +35,10 @@ export abstract class HostCommand extends MeshCommand {
    */
   async withHost<T>(work: (host: HostContext) => Promise<T>): Promise<T> {
     const settings = await this.settings();
-    const runner = runnerFrom(this.context);
-    const profile = await detectProfile({ root: settings.root, runner });
-    const host = await openHost(settings, { runner, appliers: appliersForProfile(profile), adopter: createAdopter() });
+    const { parts } = await nodeSetupOf(settings, runnerFrom(this.context));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { openHost } = require('../host-context') as typeof import('../host-context');
+    const host = await openHost(settings, parts);
     try {
       if (host.storeProblem !== undefined) this.context.stderr.write(`warning: ${host.storeProblem}\n`);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -49,4 +48,14 @@ export abstract class HostCommand extends MeshCommand {
       await host.close();
     }
   }
+}
+
+/**
+ * The machine's appliers and rules (run/node-setup), loaded when a verb first works on the
+ * machine: `run` on a machine that is not a node yet never does, and so loads none of the
+ * appliers, the profile's probes or the store's contracts.
+ */
+export function nodeSetupOf(settings: HostSettings, runner: ReturnType<typeof runnerFrom>): ReturnType<typeof import('../run/node-setup').nodeSetupFor> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../run/node-setup') as typeof import('../run/node-setup')).nodeSetupFor(settings, runner);
 }

@@ -1,13 +1,9 @@
 import { Command } from 'clipanion';
-import { SHAPES_FOR_HOST_KIND } from '../../../schema/resource';
 import type { CommandResult } from '../../shared/cli/mesh-command';
-import { createAdopter } from '../adoption/adoption.actor';
-import { appliersForProfile } from '../appliers/appliers-for-profile';
-import { detectProfile } from '../profile/detect-profile';
 import { runnerFrom } from '../profile/runner-context';
 import { streamLog } from '../run/host-log';
 import { runHost } from '../run/run-host';
-import { HostCommand } from './host-command';
+import { HostCommand, nodeSetupOf } from './host-command';
 
 /**
  * `nox-mesh-host run`: the host process, as the service starts it. Runs until SIGTERM or
@@ -30,7 +26,6 @@ export class RunCommand extends HostCommand {
   async run(): Promise<CommandResult> {
     const settings = await this.settings();
     const runner = runnerFrom(this.context);
-    const profile = await detectProfile({ root: settings.root, runner });
     const log = streamLog(this.context.stdout, this.json);
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
@@ -45,9 +40,8 @@ export class RunCommand extends HostCommand {
     try {
       await runHost({
         settings,
-        parts: { runner, appliers: appliersForProfile(profile), adopter: createAdopter() },
-        rules: { hostUnit: settings.hostUnit, root: settings.root, stateDir: settings.stateDir, shapes: SHAPES_FOR_HOST_KIND[profile.host_kind] },
-        hostKind: profile.host_kind,
+        // Made once the store is first opened: a machine waiting to be enrolled never needs it.
+        node: () => nodeSetupOf(settings, runner),
         log,
         signal: stop.signal,
       });

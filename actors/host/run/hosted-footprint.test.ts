@@ -51,4 +51,25 @@ describe('a hosted host', () => {
     const ofNode = files.filter((file) => /[\\/]actors[\\/](host[\\/](link|enrolment)|shared[\\/]crypto)[\\/]|enrolled-session/.test(file));
     expect(ofNode).toEqual([]);
   });
+
+  test('does not load the store\'s contracts, the appliers or the profile probes either: it reads state.json as plain JSON until an identity appears', async () => {
+    const { files } = await loadedWhileHosted();
+
+    expect(packagesAmong(files).filter((name) => /^(zod|xstate)$/.test(name))).toEqual([]);
+    const ofStore = files.filter((file) => /[\\/](schema|actors[\\/]host[\\/](appliers|profile[\\/]detect-profile|host-context|store[\\/]host-store))[\\/.]/.test(file));
+    expect(ofStore).toEqual([]);
+  });
+
+  test('still opens the store, and says what is wrong, when state.json is not plainly a store without an identity', async () => {
+    const stateDir = path.join(root, 'var/lib/mesh-host');
+    await fs.mkdir(stateDir, { recursive: true });
+    await fs.writeFile(path.join(stateDir, 'state.json'), '{"format": 1, "identity": null');
+    const host = spawn(process.execPath, [path.join(repo, 'bin', 'nox-mesh-host'), 'run', '--root', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    host.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const code = await new Promise<number | null>((resolve) => host.once('exit', resolve));
+
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/^error: the host store cannot be read: .*state\.json is unreadable: it is not complete JSON/m);
+  });
 });

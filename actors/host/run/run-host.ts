@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openHost, type HostContext, type HostParts, type HostSettings } from '../host-context';
+import type { HostContext, HostParts, HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
 import type { HostKind, ResourceShape } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
@@ -9,20 +9,30 @@ import type { HostLog } from './host-log';
 import { timingsFromEnvironment, type HostTimings } from './host-timings';
 import { claimPidfile } from './pidfile';
 import { signalRouses, type RouseSource } from './rouse-signal';
-import { waitForIdentity } from './wait-for-identity';
+import { plainlyHosted, waitForIdentity } from './wait-for-identity';
+
+/** What a node runs with: its appliers and adopter, the rules its gate admits by, what it is. */
+export interface NodeSetup {
+  parts: HostParts;
+  rules: AdmissionRules;
+  /** What this host is, for its heartbeats; unless given, read from the shapes it takes. */
+  hostKind?: HostKind;
+}
 
 /** What the host process runs with. */
 export interface RunHostOptions {
   settings: HostSettings;
-  parts: HostParts;
-  rules: AdmissionRules;
+  /**
+   * The node's setup, or how to make it. Made the first time the store is opened, which a
+   * machine plainly not enrolled (no store, or one whose identity is null) never does while it
+   * waits: the appliers, the profile and the store's own code are loaded only then.
+   */
+  node: NodeSetup | (() => Promise<NodeSetup>);
   log: HostLog;
   /** Aborted by SIGTERM or SIGINT: the host stops between resources and exits. */
   signal: AbortSignal;
   /** How often a hosted machine looks for an identity when no change is noticed (default 3 s). */
   pollMs?: number;
-  /** What this host is, for its heartbeats; unless given, read from the shapes it takes. */
-  hostKind?: HostKind;
   /** Rouses (SIGUSR1 on this process unless given). */
   rouses?: RouseSource;
   /** Timings that differ from the defaults; unless given, read from MESH_HOST_TIMINGS. */
@@ -48,12 +58,28 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   const pidfile = await claimPidfile(settings.stateDir);
   // Left by a host that installed this version and died before it could exit: done already.
   await clearRestartDue(settings.stateDir);
+  let setup: Promise<NodeSetup> | undefined;
+  const node = (): Promise<NodeSetup> => (setup ??= typeof options.node === 'function' ? options.node() : Promise.resolve(options.node));
+  const waitHosted = async (): Promise<void> => {
+    log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
+    const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
+    try {
+      await waitForIdentity(settings.stateDir, signal, options.pollMs ?? DEFAULT_POLL_MS);
+    } finally {
+      stopListening();
+    }
+  };
   try {
     let toldLocked = false;
     while (!signal.aborted) {
+      // Not a node, plainly: wait without loading the store's code or the node's.
+      if (await plainlyHosted(settings.stateDir)) {
+        await waitHosted();
+        continue;
+      }
       let host: HostContext;
       try {
-        host = await openHost(settings, options.parts);
+        host = await hostCode().openHost(settings, (await node()).parts);
       } catch (error) {
         // `enrol` holds the store while it works; it lets go in moments.
         if (!(error instanceof StoreLocked)) throw error;
@@ -70,13 +96,7 @@ export async function runHost(options: RunHostOptions): Promise<void> {
         if (identity === null) {
           await host.close();
           open = false;
-          log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
-          const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
-          try {
-            await waitForIdentity(settings.stateDir, signal, options.pollMs ?? DEFAULT_POLL_MS);
-          } finally {
-            stopListening();
-          }
+          await waitHosted();
           continue;
         }
         const pins = host.state.current().pins;
@@ -87,11 +107,12 @@ export async function runHost(options: RunHostOptions): Promise<void> {
         }
         log.say(`enrolled as node ${identity.node}; reaching the broker at ${pins.broker_url}`);
         const { runEnrolledSession } = await nodeCode();
+        const { rules, hostKind } = await node();
         const end = await runEnrolledSession({
           host,
-          rules: options.rules,
+          rules,
           log,
-          hostKind: options.hostKind ?? hostKindOf(options.rules.shapes),
+          hostKind: hostKind ?? hostKindOf(rules.shapes),
           rouses,
           timings,
         }, signal);
@@ -105,6 +126,15 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   } finally {
     await pidfile.release();
   }
+}
+
+/**
+ * The store's code (and with it the contracts and zod), loaded when the store is first opened: a
+ * machine plainly waiting to be enrolled needs none of it.
+ */
+function hostCode(): typeof import('../host-context') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../host-context') as typeof import('../host-context');
 }
 
 /**

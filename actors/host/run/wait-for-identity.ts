@@ -1,6 +1,6 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { STATE_FILE } from '../store/host-store';
+import { LAST_GOOD_FILE, STATE_FILE } from '../store/store-files';
 
 /**
  * Waits, without holding the store, until the store holds an identity (someone ran `enrol`),
@@ -35,6 +35,27 @@ export async function waitForIdentity(stateDir: string, signal: AbortSignal, pol
     return false;
   } finally {
     watcher?.close();
+  }
+}
+
+/**
+ * Whether the store plainly holds no identity, read without the store's code (a hosted host
+ * loads none of it): no store at all, or a state.json that is JSON, of format 1, whose identity
+ * is null. Anything else, a store that is damaged included, is for the store itself to look at
+ * (openHost), which says what is wrong.
+ */
+export async function plainlyHosted(stateDir: string): Promise<boolean> {
+  const read = (name: string): Promise<string | undefined> => fs.readFile(path.join(stateDir, name), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  try {
+    const text = await read(STATE_FILE);
+    if (text === undefined) return (await read(LAST_GOOD_FILE)) === undefined;
+    const state = JSON.parse(text) as { format?: unknown; identity?: unknown };
+    return typeof state === 'object' && state !== null && state.format === 1 && state.identity === null;
+  } catch {
+    return false;
   }
 }
 

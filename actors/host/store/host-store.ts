@@ -7,9 +7,9 @@ import { replaceFilesSync } from './replace-files-sync';
 import { StateChecker } from './state-checker';
 import { StoreCorrupt } from './store-errors';
 
-/** The file names inside the state directory. */
-export const STATE_FILE = 'state.json';
-export const LAST_GOOD_FILE = 'state.last-good.json';
+import { LAST_GOOD_FILE, STATE_FILE } from './store-files';
+
+export { LAST_GOOD_FILE, STATE_FILE } from './store-files';
 
 /** Where a loaded state came from, and anything a person should hear about it. */
 export interface LoadedState {
