@@ -1,25 +1,13 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { Cli } from 'clipanion';
 import { NodeDeclareCommand } from './node-declare.command';
+import { runCommand, type CommandRun } from './testing/run-command';
 
 // What `node declare` refuses on this machine, before it asks the controller anything: the
 // mesh directory here is empty, so reaching the controller would fail differently.
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = new Cli({ binaryName: 'mesh-control' });
-  cli.register(NodeDeclareCommand);
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString('utf8')));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString('utf8')));
-  const code = await cli.run(args, { stdin: process.stdin, stdout, stderr });
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
+const run = (args: string[]): Promise<CommandRun> => runCommand(NodeDeclareCommand, args);
 
 describe('mesh-control node declare, on this machine', () => {
   let dir: string;
