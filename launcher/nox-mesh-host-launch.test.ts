@@ -60,6 +60,24 @@ describe.each(availableShells())('nox-mesh-host-launch under $name', (shell) => 
     expect((await readdir(rig.launchDir)).sort()).toEqual(['known-good']);
   });
 
+  it('starts the host with glibc\'s trim threshold lowered, and keeps one the service sets', async () => {
+    await makeRig();
+    await rig.publish(GOOD, 'runs');
+    rig.installWithPackageManager(GOOD);
+    rig.start();
+    const first = await rig.waitForHostStart(1);
+    expect(await rig.hostEnvironments()).toEqual([`${first.pid} MALLOC_TRIM_THRESHOLD_=131072`]);
+    const firstRun = rig.run;
+    firstRun?.signal('SIGTERM');
+    expect(await firstRun?.waitForExit()).toEqual({ code: EXIT.stopped, signal: null });
+
+    const own = rig.start({ MALLOC_TRIM_THRESHOLD_: '65536' });
+    const second = await rig.waitForHostStart(2);
+    expect((await rig.hostEnvironments()).at(-1)).toBe(`${second.pid} MALLOC_TRIM_THRESHOLD_=65536`);
+    own.signal('SIGTERM');
+    expect(await own.waitForExit()).toEqual({ code: EXIT.stopped, signal: null });
+  });
+
   it('halts when the version it rolled back to fails as well, and says what a person does next', async () => {
     await makeRig();
     await rig.publish(GOOD, 'crashes');

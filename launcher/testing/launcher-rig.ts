@@ -263,6 +263,11 @@ export class LauncherRig {
   }
 
   /** Every start of a stub host so far. */
+  /** The environment each running host was started with, as the stub records it: `<pid> NAME=value`. */
+  async hostEnvironments(): Promise<string[]> {
+    return this.lines('host.env');
+  }
+
   async hostStarts(): Promise<HostStart[]> {
     return (await this.lines('host.starts')).map((line) => {
       const [pid, version, ...args] = line.split(' ');
