@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { Option } from 'clipanion';
 import { MeshCommand } from '../../shared/cli/mesh-command';
+import type { CommandRunner } from '../../shared/process/command-runner';
 import type { HostContext } from '../host-context';
 import { DEFAULT_SETTINGS, type HostSettings } from '../host-settings';
 import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
+import type { NodeSetup } from '../run/run-host';
 
 /**
  * The base of the verbs that work on this machine's store: `--root` and `--state-dir`, and
@@ -55,7 +57,7 @@ export abstract class HostCommand extends MeshCommand {
  * machine: `run` on a machine that is not a node yet never does, and so loads none of the
  * appliers, the profile's probes or the store's contracts.
  */
-export function nodeSetupOf(settings: HostSettings, runner: ReturnType<typeof runnerFrom>): ReturnType<typeof import('../run/node-setup').nodeSetupFor> {
+export function nodeSetupOf(settings: HostSettings, runner: CommandRunner): Promise<NodeSetup> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('../run/node-setup') as typeof import('../run/node-setup')).nodeSetupFor(settings, runner);
 }

@@ -7,6 +7,7 @@ import { generateNodeIdentity, ready } from '../../shared/crypto';
 import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { HostStore } from '../store/host-store';
+import { hostWaits } from './testing/host-waits';
 
 // A node that was already enrolled when its host started: what was sent while it was away
 // waits for it on the broker, a lost connection comes back with a pass and a report, and
@@ -26,14 +27,7 @@ let reports: ReportTap;
 let exited: Promise<number | null>;
 let nkey = '';
 
-async function until(what: string, look: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await look())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the host said:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-const said = (pattern: RegExp, from = 0) => until(`the host to say ${pattern}`, () => pattern.test(output.slice(from)));
+const { said } = hostWaits(() => output);
 
 beforeAll(async () => {
   await ready();

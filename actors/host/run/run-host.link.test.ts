@@ -12,6 +12,7 @@ import { startFreezeProxy, type FreezeProxy, type ProxiedConnection } from '../.
 import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { HostStore } from '../store/host-store';
+import { hostWaits } from './testing/host-waits';
 
 // The host as the service runs it (bin/nox-mesh-host run, a real process) linked to a real
 // nats-server through a proxy that can freeze, refuse and cut, as a suspended laptop's network
@@ -36,19 +37,10 @@ let exited: Promise<number | null>;
 const heartbeats: Array<{ at: number; heartbeat: Heartbeat }> = [];
 let heartbeatSubscription: Subscription;
 
-async function until<T>(what: string, look: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the host said:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const count = (pattern: RegExp, from = 0): number => output.slice(from).match(new RegExp(pattern.source, 'gm'))?.length ?? 0;
 const links = (from = 0) => count(/^linked to tls:/, from);
-const said = (pattern: RegExp, from = 0) => until(`the host to say ${pattern}`, () => (pattern.test(output.slice(from)) ? true : undefined));
+const { until, said } = hostWaits(() => output, 10);
 const fileOnMachine = (file: string) => fs.readFile(path.join(root, file), 'utf8').catch(() => undefined);
 /** The host's connections through the proxy that are still open. */
 const openConnections = () => proxy.open();

@@ -12,6 +12,7 @@ import { EnrolCommand } from '../cli/enrol.command';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { runVerb } from '../profile/testing/cli-harness';
 import { listeningSockets, socketsOf } from './testing/process-sockets';
+import { hostWaits } from './testing/host-waits';
 
 // The host as the service runs it: bin/nox-mesh-host run in a real process over a temporary
 // root, a real nats-server with TLS, and the controller's part played by the test. The tests
@@ -32,17 +33,8 @@ let reports: ReportTap;
 let exited: Promise<number | null>;
 let enrolledWith = '';
 
-async function until<T>(what: string, look: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the host said:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
-const said = (pattern: RegExp, from = 0) => until(`the host to say ${pattern}`, () => (pattern.test(output.slice(from)) ? true : undefined));
+const { said } = hostWaits(() => output);
 const fileOnMachine = (file: string) => fs.readFile(path.join(root, file), 'utf8').catch(() => undefined);
 const storeNow = async (): Promise<HostState> => JSON.parse(await fs.readFile(path.join(stateDir, 'state.json'), 'utf8')) as HostState;
 
