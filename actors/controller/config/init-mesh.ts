@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import type { ControllerConfig } from '../../../schema/controller-config';
 import { parseBrokerAddress } from '../../shared/bus';
-import { decodeBase64, generateSigningKeyPair, nkeyPublicOf, publicKeyOf, ready, writeKeyFile } from '../../shared/crypto';
+import { decodeBase64, generateSigningKeyPair, nkeyPublicOf, publicKeyOf, writeKeyFile } from '../../shared/crypto';
 import { brokerConfigFor, writeBrokerConfig } from '../broker/broker-config';
 import { brokerPaths } from '../broker/broker-paths';
 import { generateTlsMaterial } from '../broker/tls-material';
@@ -85,7 +85,6 @@ export async function initMesh(options: InitMeshOptions): Promise<InitMeshResult
   const createdDir = !(await isPathTaken(layout.dir));
   try {
     await fs.mkdir(layout.dir, { recursive: true, mode: 0o700 });
-    await ready();
     await fs.mkdir(layout.keysDir, { mode: 0o700 });
     made.push(layout.keysDir);
     const signing = generateSigningKeyPair();

@@ -2,7 +2,6 @@ import { nkeyAuthenticator, NoRespondersError, RequestError, TimeoutError, type 
 import { ControlReply, type ControlRequest } from '../../../schema/control';
 import { BrokerUnreachable, connectPinned } from '../../shared/bus';
 import { OPERATOR_INBOX_PREFIX, controlSubject } from '../../shared/bus/subjects';
-import { ready } from '../../shared/crypto';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
@@ -37,7 +36,6 @@ export interface CallControllerOptions {
 export async function callController(dir: string, verb: string, args: Record<string, unknown>, options: CallControllerOptions = {}): Promise<VerbAnswer> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const root = meshDirLayout(dir).dir;
-  await ready();
   const config = await loadControllerConfig(root);
   const operator = await readNkeySeedFile(config.operator.nkey_seed_file);
   let nc: NatsConnection;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { BrokerUnreachable, connectPinned } from '../../shared/bus';
-import { publicKeyOf, readKeyFile, ready } from '../../shared/crypto';
+import { publicKeyOf, readKeyFile } from '../../shared/crypto';
 import { MeshConfigInvalid } from '../config/config-errors';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
@@ -67,7 +67,6 @@ export interface OpenedController {
 export async function openController(dir: string, options: OpenControllerOptions = {}): Promise<OpenedController> {
   const log = options.log ?? stderrLog;
   const now = options.now ?? (() => new Date());
-  await ready();
   const layout = meshDirLayout(dir);
   const config = await loadControllerConfig(layout.dir);
   const signingKey = await readKeyFile(config.controller.signing_key_file, { bytes: 32, whenMissing: 'it is made by mesh-control init; restore it from a backup' });

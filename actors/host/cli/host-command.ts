@@ -30,11 +30,7 @@ export abstract class HostCommand extends MeshCommand {
     return { ...DEFAULT_SETTINGS, root, stateDir };
   }
 
-  /**
-   * Opens the host for the length of `work`, then releases the store. libsodium is made ready
-   * when the store holds a declaration, which every pass verifies again; a machine that has
-   * only ever been given declarations by hand does without it.
-   */
+  /** Opens the host for the length of `work`, then releases the store. */
   async withHost<T>(work: (host: HostContext) => Promise<T>): Promise<T> {
     const settings = await this.settings();
     const { parts } = await nodeSetupOf(settings, runnerFrom(this.context));
@@ -43,8 +39,6 @@ export abstract class HostCommand extends MeshCommand {
     const host = await openHost(settings, parts);
     try {
       if (host.storeProblem !== undefined) this.context.stderr.write(`warning: ${host.storeProblem}\n`);
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      if (host.state.current().last_declaration !== null) await (require('../../shared/crypto/sodium') as typeof import('../../shared/crypto/sodium')).ready();
       return await work(host);
     } finally {
       await host.close();

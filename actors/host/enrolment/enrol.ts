@@ -6,7 +6,6 @@ import type { EnrolmentToken } from '../../../schema/token';
 import { connectPinned } from '../../shared/bus/connect-pinned';
 import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
 import { enrolmentInboxPrefix, enrolmentSubject, enrolmentUserName } from '../../shared/bus/subjects';
-import { ready } from '../../shared/crypto/sodium';
 import { brokerPasswordFor } from '../../shared/crypto/token';
 import { OperatorError } from '../../shared/operator-error';
 import { runningVersion } from '../../shared/version';
@@ -53,7 +52,6 @@ export interface Enrolled {
  * sends, EnrolmentUnanswered and EnrolReplyMalformed.
  */
 export async function enrol(host: HostContext, token: EnrolmentToken, options: EnrolOptions): Promise<Enrolled> {
-  await ready();
   const { stateDir } = host.settings;
   const { identity, wireguard } = await enrolmentKeysFor(stateDir, token.token_id);
   try {

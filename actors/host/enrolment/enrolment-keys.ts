@@ -3,7 +3,7 @@ import path from 'node:path';
 import { decodeBase64, encodeBase64 } from '../../shared/crypto/base64';
 import { publicKeyOf, type NodeIdentity } from '../../shared/crypto/keys';
 import { generateNodeIdentity, nkeyPublicOf } from '../../shared/crypto/nkey';
-import { sodium } from '../../shared/crypto/sodium';
+import { x25519PublicKey } from '../../shared/crypto/x25519';
 import { writeFileAtomic } from '../store/atomic-write';
 import { generateWireGuardKeyPair, type WireGuardKeyPair } from './wireguard-key';
 
@@ -50,7 +50,7 @@ async function readPending(file: string, tokenId: string): Promise<EnrolmentKeys
     const publicKey = publicKeyOf(saved.secret_key);
     return {
       identity: { public_key: publicKey, secret_key: saved.secret_key, nkey_public: nkeyPublicOf(publicKey) },
-      wireguard: { public_key: encodeBase64(sodium().crypto_scalarmult_base(wireguardPrivate)), private_key: wireguardPrivate },
+      wireguard: { public_key: encodeBase64(x25519PublicKey(wireguardPrivate)), private_key: wireguardPrivate },
     };
   } catch {
     // Missing or unreadable: an attempt with fresh keys is always possible.

@@ -2,8 +2,8 @@ import { canonicalBytes } from '../../../schema/canonical';
 import { EnrolRequest } from '../../../schema/enrolment';
 import { parseContract } from '../../../schema/parse';
 import { encodeBase64 } from '../../shared/crypto/base64';
+import { ed25519Sign } from '../../shared/crypto/ed25519';
 import { signingKeyPairOf, type KeyInput } from '../../shared/crypto/keys';
-import { sodium } from '../../shared/crypto/sodium';
 
 /** Every field of an enrolment request but its proof. */
 export type UnsignedEnrolRequest = Omit<EnrolRequest, 'proof'>;
@@ -17,7 +17,7 @@ export type UnsignedEnrolRequest = Omit<EnrolRequest, 'proof'>;
  */
 export function signEnrolRequest(fields: UnsignedEnrolRequest, secretKey: KeyInput): EnrolRequest {
   const pair = signingKeyPairOf(secretKey, 'the new node key');
-  const proof = encodeBase64(sodium().crypto_sign_detached(canonicalBytes(fields), pair.secretKey));
+  const proof = encodeBase64(ed25519Sign(canonicalBytes(fields), pair.seed));
   return parseContract(EnrolRequest, { ...fields, proof }, 'enrolment request', {
     next: 'this machine could not describe itself within the enrolment contract: report it with the output of nox-mesh-host profile --json',
   });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { encodeBase64 } from '../../shared/crypto/base64';
 import { writeKeyFile } from '../../shared/crypto/key-file';
-import { sodium } from '../../shared/crypto/sodium';
+import { generateX25519KeyPair } from '../../shared/crypto/x25519';
 
 /** The WireGuard private key's file name in the state directory. */
 export const WIREGUARD_KEY_FILE = 'wireguard.key';
@@ -17,7 +17,7 @@ export interface WireGuardKeyPair {
  * the public half ever leaves the machine (it goes up with the enrolment request).
  */
 export function generateWireGuardKeyPair(): WireGuardKeyPair {
-  const pair = sodium().crypto_box_keypair();
+  const pair = generateX25519KeyPair();
   return { public_key: encodeBase64(pair.publicKey), private_key: pair.privateKey };
 }
 

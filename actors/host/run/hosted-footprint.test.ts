@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LOADED_MODULES_PRELOAD, loadedModules, packagesAmong } from './testing/loaded-modules';
+import { loadedByRunUntil, packagesAmong } from './testing/loaded-modules';
 
 // `nox-mesh-host run` on a machine that is not a node yet, as the service starts it
 // (bin/nox-mesh-host in a real process): what it loads while it waits to be enrolled. In the
@@ -21,25 +21,8 @@ afterEach(async () => {
 });
 
 /** Starts the host over `root`, waits until it says it is hosted, stops it, and returns what it loaded. */
-async function loadedWhileHosted(): Promise<{ said: string; files: string[] }> {
-  const host = spawn(process.execPath, ['-r', LOADED_MODULES_PRELOAD, path.join(repo, 'bin', 'nox-mesh-host'), 'run', '--root', root], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  host.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const exited = new Promise<number | null>((resolve) => host.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the host did not say it is hosted; it said:\n${stdout}${stderr}`)), 20_000);
-    host.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (/^hosted: /m.test(stdout)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  host.kill('SIGTERM');
-  expect(await exited).toBe(0);
-  return { said: stdout, files: loadedModules(stderr) };
+function loadedWhileHosted(): Promise<{ said: string; files: string[] }> {
+  return loadedByRunUntil(root, /^hosted: /m);
 }
 
 describe('a hosted host', () => {

@@ -138,15 +138,13 @@ function hostCode(): typeof import('../host-context') {
 }
 
 /**
- * The code of a node, loaded the first time this machine is one: libsodium (ready before the
- * first signature is checked), the NATS client, the link and the reconcile actor. A machine
- * waiting to be enrolled needs none of it, and in the bundle what is never required is never
- * evaluated: libsodium's WebAssembly alone is about 6 MB of a hosted host's memory. Only what
- * this function requires may reach libsodium; see hosted-footprint.test.ts.
+ * The code of a node, loaded the first time this machine is one: the NATS client, the link and
+ * the reconcile actor. A machine waiting to be enrolled needs none of it, and in the bundle what
+ * is never required is never evaluated. Signatures are checked with Node's own Ed25519
+ * (actors/shared/crypto/ed25519.ts), so no host process loads libsodium; see
+ * hosted-footprint.test.ts.
  */
 async function nodeCode(): Promise<typeof import('./enrolled-session')> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  await (require('../../shared/crypto/sodium') as typeof import('../../shared/crypto/sodium')).ready();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('./enrolled-session') as typeof import('./enrolled-session');
 }

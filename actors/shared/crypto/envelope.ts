@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 import { canonicalBytes } from '../../../schema/canonical';
 import { Envelope, ENVELOPE_FORMAT } from '../../../schema/envelope';
@@ -12,10 +12,8 @@ import {
   SignatureInvalid,
   type EnvelopeContext,
 } from './envelope-errors';
+import { ed25519Sign, ed25519Verify, SIGNATURE_BYTES } from './ed25519';
 import { publicKeyBytes, signingKeyPairOf, type KeyInput } from './keys';
-import { sodium } from './sodium';
-
-const SIGNATURE_BYTES = 64;
 
 /**
  * Signs a payload: its canonical JSON bytes, a detached Ed25519 signature over exactly those
@@ -25,7 +23,7 @@ const SIGNATURE_BYTES = 64;
 export function sealEnvelope(payload: unknown, signingSecretKey: KeyInput): Envelope {
   const pair = signingKeyPairOf(signingSecretKey, 'the signing key');
   const bytes = canonicalBytes(payload);
-  const signature = sodium().crypto_sign_detached(bytes, pair.secretKey);
+  const signature = ed25519Sign(bytes, pair.seed);
   return { format: ENVELOPE_FORMAT, payload: encodeBase64(bytes), signature: encodeBase64(signature), signer: encodeBase64(pair.publicKey) };
 }
 
@@ -47,14 +45,13 @@ export function openEnvelope<S extends z.ZodType>(
   const trusted = publicKeyBytes(trustedSignerPublicKey, 'the trusted signer key');
   const { payload, signature, signer } = decodeEnvelope(envelope, context);
 
-  const s = sodium();
-  if (signer.length !== trusted.length || !s.memcmp(signer, trusted)) {
+  if (signer.length !== trusted.length || !timingSafeEqual(signer, trusted)) {
     throw new ForeignSigner(context, encodeBase64(signer), encodeBase64(trusted));
   }
   if (signature.length !== SIGNATURE_BYTES) {
     throw new SignatureInvalid(context, `the signature is ${signature.length} bytes, expected ${SIGNATURE_BYTES}`);
   }
-  if (!s.crypto_sign_verify_detached(signature, payload, trusted)) {
+  if (!ed25519Verify(signature, payload, trusted)) {
     throw new SignatureInvalid(context, 'the signature does not match the payload');
   }
 

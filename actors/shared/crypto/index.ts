@@ -1,6 +1,7 @@
 /**
  * The mesh's cryptography, for both actor trees: keys, signed envelopes, sealed secrets,
- * certificate fingerprints and enrolment tokens. `await ready()` once before using any of it.
+ * certificate fingerprints and enrolment tokens. Only sealed boxes need libsodium: `await ready()`
+ * once before sealing or opening one; keys and signatures are Node's own (ed25519.ts).
  */
 export { ready, isReady, sodium, SodiumNotReady, type Sodium } from './sodium';
 export {

@@ -1,6 +1,7 @@
 import { decodeBase64, encodeBase64 } from './base64';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { ed25519PublicKey } from './ed25519';
 import { KeyMalformed } from './key-errors';
-import { sodium } from './sodium';
 
 /** A key as it travels: standard base64 text, or the raw bytes. */
 export type KeyInput = string | Uint8Array;
@@ -32,9 +33,8 @@ export interface NodeIdentity {
 
 /** A fresh Ed25519 key pair for a controller to sign declarations with. */
 export function generateSigningKeyPair(): SigningKeyPair {
-  const seed = sodium().randombytes_buf(KEY_BYTES);
-  const pair = sodium().crypto_sign_seed_keypair(seed);
-  return { public_key: encodeBase64(pair.publicKey), secret_key: encodeBase64(seed) };
+  const seed = new Uint8Array(randomBytes(KEY_BYTES));
+  return { public_key: encodeBase64(ed25519PublicKey(seed)), secret_key: encodeBase64(seed) };
 }
 
 
@@ -49,10 +49,10 @@ export function publicKeyBytes(key: KeyInput, which = 'the public key'): Uint8Ar
 }
 
 /**
- * The full libsodium key pair for a secret given either as the 32-byte seed or as libsodium's
- * 64-byte secret key (seed followed by public key). A 64-byte key whose public half does not
- * belong to its seed is refused: signing with it would produce signatures under a key nobody
- * pinned.
+ * The key pair for a secret given either as the 32-byte seed or as libsodium's 64-byte secret
+ * key (seed followed by public key): the public key, the seed that signs, and `secretKey` in
+ * libsodium's 64-byte form. A 64-byte key whose public half does not belong to its seed is
+ * refused: signing with it would produce signatures under a key nobody pinned.
  */
 export function signingKeyPairOf(secret: KeyInput, which = 'the secret key'): { publicKey: Uint8Array; secretKey: Uint8Array; seed: Uint8Array } {
   const bytes = toBytes(secret, which);
@@ -60,11 +60,14 @@ export function signingKeyPairOf(secret: KeyInput, which = 'the secret key'): { 
     throw new KeyMalformed(which, `it is ${bytes.length} bytes, expected a 32-byte seed or a 64-byte secret key`);
   }
   const seed = bytes.slice(0, KEY_BYTES);
-  const pair = sodium().crypto_sign_seed_keypair(seed);
-  if (bytes.length === 2 * KEY_BYTES && !sodium().memcmp(bytes.slice(KEY_BYTES), pair.publicKey)) {
+  const publicKey = ed25519PublicKey(seed);
+  if (bytes.length === 2 * KEY_BYTES && !timingSafeEqual(bytes.subarray(KEY_BYTES), publicKey)) {
     throw new KeyMalformed(which, 'its public half does not belong to its secret half');
   }
-  return { publicKey: pair.publicKey, secretKey: pair.privateKey, seed };
+  const secretKey = new Uint8Array(2 * KEY_BYTES);
+  secretKey.set(seed, 0);
+  secretKey.set(publicKey, KEY_BYTES);
+  return { publicKey, secretKey, seed };
 }
 
 /** Key bytes of exactly `length`, from base64 text or bytes. */

@@ -7,13 +7,12 @@ let initialised = false;
 let libsodium: Sodium | undefined;
 
 /**
- * Waits until libsodium's WebAssembly is loaded. Each composition root awaits this once before
- * starting anything; every function in actors/shared/crypto that uses libsodium then runs
- * synchronously and fails loudly if it was skipped.
+ * Waits until libsodium's WebAssembly is loaded. Only sealed boxes (seal.ts) use libsodium, and
+ * they run synchronously after this and fail loudly if it was skipped; keys and signatures are
+ * Node's own (ed25519.ts, x25519.ts) and need nothing loaded.
  *
  * The module itself is loaded here, not when this file is: its WebAssembly makes a process some
- * 10 MB larger, and a host verb that verifies nothing (`version`, `apply` of a hand-written
- * file) never calls this.
+ * 10 MB larger, and no host or controller process calls this.
  */
 export async function ready(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
