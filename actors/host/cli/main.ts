@@ -1,6 +1,6 @@
 import { Builtins, Cli, type CommandClass } from 'clipanion';
 import { runningVersion } from '../../shared/version';
-import { capYoungGeneration } from '../run/cap-young-generation';
+import { setRunProcessFlags } from '../run/run-process-flags';
 import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -43,7 +43,8 @@ export function hostCli(verb?: string): Cli {
 export function main(): void {
   quietOnClosedOutput();
   const argv = process.argv.slice(2);
-  // Before the verb's code is loaded: the young generation grows while modules load.
-  if (argv[0] === 'run') capYoungGeneration();
+  // Before the verb's code is loaded: the young generation grows while modules load, and the
+  // optimizing compiler must never start.
+  if (argv[0] === 'run') setRunProcessFlags();
   void hostCli(argv[0]).runExit(argv);
 }

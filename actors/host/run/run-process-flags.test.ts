@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+// V8's flags belong to the whole process, so each case runs in a Node of its own, with and
+// without the run process's flags.
+
+const repo = path.resolve(__dirname, '..', '..', '..');
+const MB = 1024 * 1024;
+
+function measuredIn(withFlags: boolean, body: string): string {
+  const script = `
+    const v8 = require('node:v8');
+    if (${withFlags}) require(${JSON.stringify(path.join(__dirname, 'run-process-flags'))}).setRunProcessFlags();
+    ${body}
+  `;
+  const run = spawnSync(process.execPath, ['-r', path.join(repo, 'scripts', 'register.cjs'), '-e', script], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`the measuring process failed: ${run.stderr}`);
+  return run.stdout;
+}
+
+// The same bursts of short-lived objects a pass makes; then the size of the young generation.
+const YOUNG_GENERATION_AFTER_BURSTS = `
+  let kept = [];
+  for (let burst = 0; burst < 100; burst += 1) kept = Array.from({ length: 20000 }, (_, i) => ({ i, text: 'line ' + i }));
+  const young = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+  process.stdout.write(String(young.space_size));
+`;
+
+// A function hot enough for the optimizing compiler; then whether V8 optimized it (bit 4 of
+// %GetOptimizationStatus).
+const HOT_FUNCTION_OPTIMIZED = `
+  v8.setFlagsFromString('--allow-natives-syntax');
+  function hot(n) { let sum = 0; for (let i = 0; i < n; i += 1) sum += i % 7; return sum; }
+  for (let round = 0; round < 2000; round += 1) hot(1000);
+  process.stdout.write(String((eval('%GetOptimizationStatus(hot)') & 16) !== 0));
+`;
+
+describe('the run process\'s V8 flags', () => {
+  test('keep the young generation at its starting size through bursts that would grow it', () => {
+    const uncapped = Number(measuredIn(false, YOUNG_GENERATION_AFTER_BURSTS));
+    const capped = Number(measuredIn(true, YOUNG_GENERATION_AFTER_BURSTS));
+
+    // Without the flags the same bursts grow it, so the flags are what hold it.
+    expect(uncapped).toBeGreaterThan(8 * MB);
+    expect(capped).toBeLessThanOrEqual(2 * MB);
+  });
+
+  test('leave even a hot function unoptimized, where V8 alone would optimize it', () => {
+    expect(measuredIn(false, HOT_FUNCTION_OPTIMIZED)).toBe('true');
+    expect(measuredIn(true, HOT_FUNCTION_OPTIMIZED)).toBe('false');
+  });
+});
