@@ -60,20 +60,26 @@ describe.each(availableShells())('nox-mesh-host-launch under $name', (shell) => 
     expect((await readdir(rig.launchDir)).sort()).toEqual(['known-good']);
   });
 
-  it('starts the host with glibc\'s trim threshold lowered, and keeps one the service sets', async () => {
+  it('starts the host with glibc\'s trim and mmap thresholds lowered, and keeps the ones the service sets', async () => {
     await makeRig();
     await rig.publish(GOOD, 'runs');
     rig.installWithPackageManager(GOOD);
     rig.start();
     const first = await rig.waitForHostStart(1);
-    expect(await rig.hostEnvironments()).toEqual([`${first.pid} MALLOC_TRIM_THRESHOLD_=131072`]);
+    expect(await rig.hostEnvironments()).toEqual([
+      `${first.pid} MALLOC_TRIM_THRESHOLD_=131072`,
+      `${first.pid} MALLOC_MMAP_THRESHOLD_=32768`,
+    ]);
     const firstRun = rig.run;
     firstRun?.signal('SIGTERM');
     expect(await firstRun?.waitForExit()).toEqual({ code: EXIT.stopped, signal: null });
 
-    const own = rig.start({ MALLOC_TRIM_THRESHOLD_: '65536' });
+    const own = rig.start({ MALLOC_TRIM_THRESHOLD_: '65536', MALLOC_MMAP_THRESHOLD_: '131072' });
     const second = await rig.waitForHostStart(2);
-    expect((await rig.hostEnvironments()).at(-1)).toBe(`${second.pid} MALLOC_TRIM_THRESHOLD_=65536`);
+    expect((await rig.hostEnvironments()).slice(2)).toEqual([
+      `${second.pid} MALLOC_TRIM_THRESHOLD_=65536`,
+      `${second.pid} MALLOC_MMAP_THRESHOLD_=131072`,
+    ]);
     own.signal('SIGTERM');
     expect(await own.waitForExit()).toEqual({ code: EXIT.stopped, signal: null });
   });

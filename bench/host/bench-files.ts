@@ -1,5 +1,8 @@
 import type { Resource } from '../../schema/resource';
 
+/** Resources of the host figures: one directory and 1,000 files in it. */
+export const HOST_FILES = 1000;
+
 /** The directory, under a machine's root, that every tool in the comparison fills. */
 export const BENCH_DIRECTORY = '/srv/mesh-bench';
 

@@ -37,7 +37,7 @@ export function enrolledState(facts: EnrolledStoreFacts): HostState {
 /**
  * Writes an enrolled store holding a full declaration of `resources` into `stateDir`, for a
  * node whose broker is `brokerUrl` (which need not answer: the host reconciles from its store
- * whether or not it is linked). Fresh keys each time. libsodium must be ready.
+ * whether or not it is linked). Fresh keys each time.
  */
 export async function writeEnrolledStore(stateDir: string, options: { node: string; resources: readonly Resource[]; brokerUrl: string }): Promise<void> {
   const state = enrolledState({

@@ -1,28 +1,22 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resourceKey } from '../../schema/resource';
 import type { PassReport } from '../../actors/host/reconcile/reconcile-pass';
-import { reconcilePass } from '../../actors/host/reconcile/reconcile-pass';
-import { openHost, DEFAULT_SETTINGS } from '../../actors/host/host-context';
-import { appliersForProfile } from '../../actors/host/appliers/appliers-for-profile';
-import { createAdopter } from '../../actors/host/adoption/adoption.actor';
-import { detectProfile } from '../../actors/host/profile/detect-profile';
-import { ProcessRunner } from '../../actors/shared/process/command-runner';
-import { ready } from '../../actors/shared/crypto';
+import { DEFAULT_SETTINGS } from '../../actors/host/host-context';
+import { RUN_PROCESS_FLAGS } from '../../actors/host/run/run-process-flags';
 import { freePort } from '../../e2e/mesh-rig';
 import type { CliResult } from '../../e2e/run-cli';
+import { describeChildFailure, lastJsonLine, runChild } from '../child-measurement';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { byMode, type BenchContext, type BenchSection } from '../bench-context';
 import { failed, measured, notMeasured, type Figure, type FigureHead, type Goal } from '../figure';
 import { residentMb } from '../proc-stat';
 import { WatchedProcess } from '../watched-process';
-import { benchResources } from './bench-files';
+import { benchResources, HOST_FILES } from './bench-files';
 import { writeEnrolledStore } from './enrolled-store';
 import { ensureBundle } from './host-bundle';
-
-/** Resources of the host figures: one directory and 1,000 files in it. */
-export const HOST_FILES = 1000;
+import type { InHostPasses } from './in-host-passes';
+import { describeEnvironment, launcherAllocatorEnvironment } from './launcher-environment';
 
 const GOALS = {
   apply: { text: 'under 0.8 s', max: 800, on: 'median' },
@@ -35,12 +29,13 @@ const GOALS = {
  * The node host on one machine, no broker involved: applying 1,000 files and a pass that finds
  * nothing to do, as a whole `nox-mesh-host` process (the bundle a machine runs, and the
  * checkout's bin/ beside it) and as a pass inside a running host; the bundled host's resident
- * memory while idle; and how long a restarted host takes to its first pass.
+ * memory while idle; and how long a restarted host takes to its first pass. The long-running
+ * host is measured as a machine runs it, under the launcher: with the allocator settings the
+ * launcher hands it. `apply` and `reconcile` are run as a person runs them, without.
  */
 export const hostSection: BenchSection = {
   name: 'host',
   async run(ctx) {
-    await ready();
     const bundle = await ensureBundle(ctx.repoDir, ctx.say);
     const declarationFile = path.join(ctx.workDir, 'declaration.json');
     await fs.writeFile(declarationFile, JSON.stringify({ resources: benchResources(HOST_FILES) }));
@@ -96,14 +91,14 @@ export const hostSection: BenchSection = {
       for (let run = 0; run < applyRuns; run += 1) {
         const root = path.join(ctx.workDir, `in-host-${run}`);
         await fs.mkdir(root);
-        const { first, again } = await inHostPasses(root, run === 0 ? noopRuns : 0);
+        const { first, again } = await inHostPassesUnderRunFlags(ctx, root, run === 0 ? noopRuns : 0);
         applied.push(first);
         noops.push(...again);
         await fs.rm(root, { recursive: true, force: true });
       }
       return [
-        measured(inHostApply, applied, { note: 'openHost once, then reconcilePass with the files held: the pass a declaration starts' }),
-        measured(inHostNoop, noops, { goal: GOALS.inHostNoop, note: 'reconcilePass again with nothing to change: the ten-minute drift pass' }),
+        measured(inHostApply, applied, { note: `openHost once, then reconcilePass with the files held: the pass a declaration starts; in a process of its own under the run process's V8 flags (${RUN_PROCESS_FLAGS.join(' ')})` }),
+        measured(inHostNoop, noops, { goal: GOALS.inHostNoop, note: 'reconcilePass again with nothing to change: the ten-minute drift pass; the same process' }),
       ];
     });
 
@@ -111,12 +106,13 @@ export const hostSection: BenchSection = {
     await attempt([hostedRss], [GOALS.rss], async () => {
       const runs = byMode(ctx, 1, 5);
       const settleMs = byMode(ctx, 2000, 10_000);
+      const launcherEnvironment = launcherAllocatorEnvironment(ctx.repoDir);
       ctx.say(`host: idle memory of \`run\` while hosted, ${runs} runs, ${settleMs / 1000} s to settle`);
       const values: number[] = [];
       for (let run = 0; run < runs; run += 1) {
         const root = path.join(ctx.workDir, `hosted-${run}`);
         await fs.mkdir(root);
-        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
+        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
         try {
           await host.waitFor(/^hosted: /m);
           await sleep(settleMs);
@@ -125,7 +121,7 @@ export const hostSection: BenchSection = {
           await host.stop();
         }
       }
-      return [measured(hostedRss, values, { goal: GOALS.rss, note: `VmRSS from /proc/<pid>/status ${settleMs / 1000} s after it said it is hosted` })];
+      return [measured(hostedRss, values, { goal: GOALS.rss, note: `VmRSS from /proc/<pid>/status ${settleMs / 1000} s after it said it is hosted; ${underLauncher(launcherEnvironment)}` })];
     });
 
     const startToPass: FigureHead = { id: 'host.start_to_first_reconcile', group: 'host', label: `start to first reconcile, enrolled, holding ${HOST_FILES} files (bundle)`, unit: 'ms' };
@@ -133,6 +129,7 @@ export const hostSection: BenchSection = {
     await attempt([startToPass, enrolledRss], [undefined, GOALS.rss], async () => {
       const runs = byMode(ctx, 1, 10);
       const settleMs = byMode(ctx, 2000, 10_000);
+      const launcherEnvironment = launcherAllocatorEnvironment(ctx.repoDir);
       ctx.say(`host: start to first reconcile of an enrolled host, ${runs} runs`);
       const root = path.join(ctx.workDir, 'enrolled');
       // The broker named in the pins is a closed port: the host reconciles from its store
@@ -142,7 +139,7 @@ export const hostSection: BenchSection = {
       const memory: number[] = [];
       // Run 0 applies the files; the runs after it are restarts over a machine already right.
       for (let run = 0; run <= runs; run += 1) {
-        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
+        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
         try {
           const passAt = await host.waitFor(/^pass \([^)]*\): /m, { timeoutMs: 60_000 });
           if (run === 0) continue;
@@ -156,13 +153,18 @@ export const hostSection: BenchSection = {
         }
       }
       return [
-        measured(startToPass, starts, { note: 'spawn of `node nox-mesh-host.cjs run` to its log line `pass (start): …`; the files already in place (a restart)' }),
-        measured(enrolledRss, memory, { goal: GOALS.rss, note: `VmRSS ${settleMs / 1000} s after its first pass; its broker does not answer, so the link is backing off` }),
+        measured(startToPass, starts, { note: `spawn of \`node nox-mesh-host.cjs run\` to its log line \`pass (start): …\`; the files already in place (a restart); ${underLauncher(launcherEnvironment)}` }),
+        measured(enrolledRss, memory, { goal: GOALS.rss, note: `VmRSS ${settleMs / 1000} s after its first pass; its broker does not answer, so the link is backing off; ${underLauncher(launcherEnvironment)}` }),
       ];
     });
     return figures;
   },
 };
+
+/** The note of a figure measured under the launcher's allocator settings. */
+function underLauncher(environment: Readonly<Record<string, string>>): string {
+  return `started with the launcher's allocator settings: ${describeEnvironment(environment)}`;
+}
 
 /** Times one whole command, spawn to exit, and checks it did what it was asked. */
 async function timed(ctx: BenchContext, argv: readonly string[], outcome: 'applied' | 'unchanged'): Promise<MeasuredRun> {
@@ -179,33 +181,11 @@ function expectOutcomes(result: CliResult, outcome: 'applied' | 'unchanged'): vo
   if (count !== HOST_FILES + 1) throw new Error(`\`${result.command}\` did not leave every resource ${outcome}: ${JSON.stringify(report.counts)}`);
 }
 
-/**
- * A host opened in this process the way `run` opens it (its profile's appliers, the adopter),
- * the files held as a hand-applied declaration; the first pass applies them and `noops` more
- * passes find nothing to do. Returns each pass's own duration.
- */
-async function inHostPasses(root: string, noops: number): Promise<{ first: number; again: number[] }> {
-  const runner = new ProcessRunner();
-  const profile = await detectProfile({ root, runner });
-  const host = await openHost({ ...DEFAULT_SETTINGS, root, stateDir: path.join(root, DEFAULT_SETTINGS.stateDir) }, { runner, appliers: appliersForProfile(profile), adopter: createAdopter() });
-  try {
-    const resources = benchResources(HOST_FILES);
-    await host.state.update((state) => ({ ...state, local_resources: resources }));
-    const pass = async (outcome: 'applied' | 'unchanged'): Promise<number> => {
-      const started = performance.now();
-      const report = await reconcilePass(host, ['declaration']);
-      const ms = performance.now() - started;
-      if ((report.counts[outcome] ?? 0) !== resources.length) throw new Error(`an in-host pass did not leave every resource ${outcome}: ${JSON.stringify(report.counts)}`);
-      return ms;
-    };
-    const first = await pass('applied');
-    const again: number[] = [];
-    for (let run = 0; run < noops; run += 1) again.push(await pass('unchanged'));
-    if (host.state.current().owned.resources.length !== resources.length) {
-      throw new Error(`the host owns ${host.state.current().owned.resources.length} resources after the passes, not ${resources.length} (${resources.map(resourceKey)[1]} …)`);
-    }
-    return { first, again };
-  } finally {
-    await host.close();
-  }
+/** The in-host passes over `root`, run by bench/host/in-host-worker.ts under the run process's V8 flags. */
+async function inHostPassesUnderRunFlags(ctx: BenchContext, root: string, noops: number): Promise<InHostPasses> {
+  const script = 'bench/host/in-host-worker.ts';
+  const outcome = await runChild({ repoDir: ctx.repoDir, script, args: [root, String(noops)], timeoutMs: 600_000 });
+  const passes = outcome.code === 0 ? lastJsonLine<InHostPasses>(outcome.stdout) : undefined;
+  if (passes === undefined) throw new Error(describeChildFailure(script, outcome));
+  return passes;
 }

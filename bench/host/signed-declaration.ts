@@ -23,7 +23,7 @@ export interface SignedDeclaration {
 /**
  * A declaration checked against the contract and sealed with `signingKey` by the controller's
  * own code (sealEnvelope), as `sendComposed` does before it publishes: what a node receives is
- * byte for byte what a controller would send it. libsodium must be ready.
+ * byte for byte what a controller would send it.
  */
 export function signedDeclaration(facts: DeclarationFacts, signingKey: Uint8Array | string): SignedDeclaration {
   const payload = parseContract(Declaration, {

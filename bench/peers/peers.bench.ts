@@ -4,7 +4,7 @@ import { runCli } from '../../e2e/run-cli';
 import type { BenchContext, BenchSection } from '../bench-context';
 import { failed, measured, notMeasured, type Figure, type FigureHead } from '../figure';
 import { benchFiles } from '../host/bench-files';
-import { HOST_FILES } from '../host/host.bench';
+import { HOST_FILES } from '../host/bench-files';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { median } from '../stats';
 import { ansiblePlaybook, cfenginePolicy, puppetManifest } from './peer-policies';
