@@ -5,6 +5,7 @@ import type { BenchContext, BenchSection } from '../bench-context';
 import { failed, measured, notMeasured, type Figure, type FigureHead } from '../figure';
 import { benchFiles } from '../host/bench-files';
 import { HOST_FILES } from '../host/bench-files';
+import { removeSettled, syncDisks } from '../remove-settled';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { median } from '../stats';
 import { ansiblePlaybook, cfenginePolicy, puppetManifest } from './peer-policies';
@@ -127,6 +128,7 @@ function headOf(peer: Peer, what: 'apply' | 'noop'): FigureHead {
 async function measurePeer(ctx: BenchContext, peer: Peer, runs: number): Promise<{ applied: MeasuredRun[]; again: MeasuredRun[] }> {
   const applied: MeasuredRun[] = [];
   const again: MeasuredRun[] = [];
+  await syncDisks();
   for (let run = 0; run < runs; run += 1) {
     const dir = path.join(ctx.workDir, `${peer.id}-${run}`);
     const root = path.join(dir, 'root');
@@ -141,7 +143,7 @@ async function measurePeer(ctx: BenchContext, peer: Peer, runs: number): Promise
     if (JSON.stringify(await filesState(root)) !== JSON.stringify(written)) throw new Error(`${peer.title} changed files on its second pass`);
     applied.push(first);
     again.push(second);
-    await fs.rm(dir, { recursive: true, force: true });
+    await removeSettled(dir);
   }
   return { applied, again };
 }
