@@ -3,11 +3,10 @@ import { promises as fs } from 'node:fs';
 
 /**
  * Removes a run's tree and waits until the removal is on disk (`sync`), so the next timed run
- * does not pay for it. Removing 1,000 files leaves their deletion, and with the `discard` mount
- * option a TRIM of their blocks, in the file system's running journal transaction; the next
- * tool to sync a file waits for that commit. Measured here: an apply of 1,000 files right after
- * such a removal took 0.79–0.85 s, after the removal was synced 0.46–0.56 s. The clean-up is the
- * benchmark's work, not the measured tool's, so every tool gets it out of the way first.
+ * never pays for writing out the benchmark's own clean-up, whichever tool it measures. Measured
+ * here in alternation, a synced and an unsynced removal before an apply of 1,000 files made no
+ * difference beyond the noise; what moves that figure is the disk itself (see bench/README.md).
+ * Kept because a tool's figure should not depend on what ran before it.
  */
 export async function removeSettled(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true });

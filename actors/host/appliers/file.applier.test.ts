@@ -8,6 +8,7 @@ import { UnknownAccount } from './accounts';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
 import { fileApplier } from './file.applier';
+import { FILE_SYSTEM_SYNC_FROM } from './sync-file-systems';
 import { PathEscapesRoot } from './root-path';
 
 let root: string;
@@ -297,6 +298,19 @@ describe('fileApplier.prepare', () => {
     expect(await temporaries(join(root, 'etc'))).toEqual([]);
     await fileApplier.apply(file({ path: '/srv/new/app.conf' }), ctx);
     expect(await readFile(join(root, 'srv/new/app.conf'), 'utf8')).toBe('listen 80\n');
+  });
+
+  test.each([
+    ['with one sync of the file system', FILE_SYSTEM_SYNC_FROM + 8],
+    ['file by file below that size', FILE_SYSTEM_SYNC_FROM - 1],
+  ])('prepares a batch %s, and apply puts each in place', async (_how, count) => {
+    await mkdir(join(root, 'etc'), { recursive: true });
+    const many = Array.from({ length: count }, (_, index) => file({ path: `/etc/many-${index}.conf`, content: { text: `setting = ${index}\n` } }));
+    await fileApplier.prepare?.(many, ctx);
+    expect(await temporaries(join(root, 'etc'))).toHaveLength(many.length);
+    for (const resource of many) await fileApplier.apply(resource, ctx);
+    expect(await temporaries(join(root, 'etc'))).toEqual([]);
+    expect(await readFile(join(root, 'etc/many-7.conf'), 'utf8')).toBe('setting = 7\n');
   });
 
   test('leaves no temporary behind once what apply did not take is discarded', async () => {

@@ -4,13 +4,14 @@ import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsync, fsyncSy
 import { basename, dirname, join } from 'node:path';
 import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
+import { FILE_SYSTEM_SYNC_FROM, syncFileSystemsOf } from './sync-file-systems';
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
-// and owner, synced, and renamed over the path, then the directory is synced. A reader (or a
+// and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
 // crash) sees the old file or the new one, never part of either. Only a regular file is ever
 // replaced: a directory, link, socket or device at the path was put there by someone else, and
 // writing over it could destroy what the host does not own, so apply refuses and says so.
@@ -68,9 +69,13 @@ export const fileApplier: Applier<FileResource> = {
       const made = await stageFile(resource, ctx).catch(() => undefined);
       if (made !== undefined) staged.push(made);
     }
-    // Synced side by side: a journalling file system commits concurrent syncs together, where
-    // one after another each waits for its own commit.
-    const synced = await inParallel(staged, PREPARE_SYNCS, ({ fd }) => new Promise<boolean>((resolve) => fsync(fd, (error) => resolve(error === null))));
+    // Many at once: one syncfs per file system (see sync-file-systems.ts). Otherwise, or when
+    // that fails, synced side by side: a journalling file system commits concurrent syncs
+    // together, where one after another each waits for its own commit.
+    const together = staged.length >= FILE_SYSTEM_SYNC_FROM && await syncFileSystemsOf(staged.map(({ fd }) => fd), staged.map(({ entry }) => entry.temporary));
+    const synced = together
+      ? staged.map(() => true)
+      : await inParallel(staged, PREPARE_SYNCS, ({ fd }) => new Promise<boolean>((resolve) => fsync(fd, (error) => resolve(error === null))));
     const kept = preparedOf(ctx);
     staged.forEach(({ fd, real, entry }, index) => {
       closeSync(fd);

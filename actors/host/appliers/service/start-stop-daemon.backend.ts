@@ -23,6 +23,9 @@ export interface StartStopDaemonBackendOptions {
 /** The PATH given to start-stop-daemon and to the services it starts. */
 export const SERVICE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
+// How long a started program must stay running to count as started.
+const STAYING_MS = 100;
+
 // `start-stop-daemon --status` exit codes (start-stop-daemon(8)).
 const STATUS_RUNNING = 0;
 const STATUS_DEAD_PIDFILE = 1;
@@ -111,8 +114,14 @@ export function startStopDaemonBackend(options: StartStopDaemonBackendOptions = 
       // With --background, start-stop-daemon returns once it has forked: the pidfile may name a
       // child that has not yet become the program, or one whose program failed to run. Wait
       // until the pid really is the program, so a start that did not take fails here, saying so.
+      // Seen twice, 100 ms apart: a program that exits at once is the program for a moment too.
       const deadline = performance.now() + startWaitMs;
-      while (!(await isRunning(name, ctx, definition))) {
+      const runningAndStaying = async (): Promise<boolean> => {
+        if (!(await isRunning(name, ctx, definition))) return false;
+        await delay(STAYING_MS, ctx.signal);
+        return isRunning(name, ctx, definition);
+      };
+      while (!(await runningAndStaying())) {
         if (performance.now() > deadline) {
           throw new ApplyFailed(
             `${name} is not running ${startWaitMs / 1000} s after start-stop-daemon started it: ` +
