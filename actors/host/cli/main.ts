@@ -6,7 +6,7 @@ import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 /* eslint-disable @typescript-eslint/no-require-imports */
 /**
  * Each verb's command, loaded when it is asked for, in the order help lists them. A command's
- * module brings everything its verb works with (the store's schemas, libsodium, the NATS client,
+ * module brings everything its verb works with (the store's schemas, the NATS client,
  * the appliers), and in the bundle a module costs nothing until it is required: `version` then
  * starts in about half the time, and `run` on a machine that is not a node yet never loads the
  * code of one. `require` rather than `import()`: the checkout and the tests compile each file
