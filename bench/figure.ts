@@ -13,7 +13,11 @@ export interface Goal {
   on: 'median' | 'p99';
 }
 
-/** The raw broker round trip measured beside a network figure, in the same run. */
+/**
+ * What the same work costs without the project, measured beside a figure in the same run and in
+ * the figure's unit: the raw broker round trip beside a network figure, Node itself beside the
+ * host's memory.
+ */
 export interface Floor {
   label: string;
   summary: Summary;
@@ -34,7 +38,7 @@ export interface Figure {
   /** Whether the goal is met; null without a goal or without a measurement. */
   met: boolean | null;
   floor: Floor | null;
-  /** The figure's median over the floor's: how many broker round trips the work costs. */
+  /** The figure's median over the floor's: how many broker round trips the work costs, or how many runtimes' worth of memory. */
   ratio_to_floor: number | null;
   note: string | null;
 }
@@ -82,7 +86,7 @@ export function failed(head: FigureHead, error: unknown, goal?: Goal): Figure {
   return { ...head, status: 'failed', summary: null, goal: goal ?? null, met: null, floor: null, ratio_to_floor: null, note: firstLines(message, 3) };
 }
 
-/** A floor from round-trip times in milliseconds. */
+/** A floor from its repeated values, in the unit of the figure it is set beside. */
 export function floorOf(label: string, values: readonly number[]): Floor {
   return { label, summary: summarise(values.map((value) => round(value))) };
 }

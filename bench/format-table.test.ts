@@ -21,6 +21,13 @@ describe('formatTable', () => {
     expect(table).toContain('quick run of 2026-12-01T00:00:00.000Z, 95 s');
   });
 
+  test('a floor is printed in the unit of the figure it is set beside', () => {
+    const table = formatTable(results([
+      measured({ id: 'm', group: 'host', label: 'idle RSS', unit: 'MB' }, [54, 55], { floor: floorOf('node alone', [45, 45]) }),
+    ]));
+    expect(table).toContain('| idle RSS | 54.5 MB | 55.0 MB | 2 |  |  | 45.0 MB (node alone) | 1.21× |');
+  });
+
   test('a figure without numbers says why instead of printing empty cells', () => {
     const table = formatTable(results([
       notMeasured({ id: 'c', group: 'link', label: 'rouse', unit: 'ms' }, 'not measured yet: arrives with the link issue'),

@@ -13,7 +13,7 @@ export function formatTable(results: BenchResults): string {
     `machine: ${machine.cores} cores (${machine.cpu_model}), ${machine.memory_gb} GB, Node ${machine.node}, ${machine.nats_server}, ${machine.os}`,
     'median and p99 of repeated runs (p99 by nearest rank: the slowest run when there are fewer than 100)',
     '',
-    '| figure | median | p99 | runs | goal | met | floor (raw NATS, median) | × floor | note |',
+    '| figure | median | p99 | runs | goal | met | floor (median) | × floor | note |',
     '|---|---|---|---|---|---|---|---|---|',
   ];
   let group = '';
@@ -36,7 +36,7 @@ function row(figure: Figure): string {
     summary === null ? '' : String(summary.runs),
     figure.goal?.text === undefined ? '' : `${figure.goal.on} ${figure.goal.text}`,
     figure.met === null ? '' : figure.met ? 'yes' : 'no',
-    figure.floor === null ? '' : `${formatValue(figure.floor.summary.median, 'ms')} (${figure.floor.label})`,
+    figure.floor === null ? '' : `${formatValue(figure.floor.summary.median, figure.unit)} (${figure.floor.label})`,
     figure.ratio_to_floor === null ? '' : `${figure.ratio_to_floor}×`,
     figure.note ?? '',
   ];

@@ -36,7 +36,7 @@ export const enrolmentSection: BenchSection = {
     try {
       await rig.start();
       watch = await MeshWatch.open(rig.meshDir);
-      const floor = floorOf('request/reply, one at a time', await selfFloor(watch.nc, byMode(ctx, 50, 200), new Uint8Array(1024)));
+      const floor = floorOf('raw NATS request/reply, one at a time', await selfFloor(watch.nc, byMode(ctx, 50, 200), new Uint8Array(1024)));
 
       ctx.say(`enrolment: ${machines} machines, one after another`);
       const enrolments: number[] = [];

@@ -44,7 +44,7 @@ export const heartbeatSection: BenchSection = {
       measured(heads.store, measurement.storeCpu, { note: 'the postmaster and its backends' }),
       measured(heads.broker, measurement.brokerCpu, { note: `${measurement.sent} heartbeats in all, each node on its own pinned TLS connection with its own nkey` }),
       measured(heads.lag, measurement.lags.length > 0 ? measurement.lags : [Number.NaN], {
-        floor: floorOf('request/reply, one at a time', measurement.floor),
+        floor: floorOf('raw NATS request/reply, one at a time', measurement.floor),
         note: `each change of a node's last_seen_at in the store against the heartbeat it came from; ${measurement.nodesVerb}; setup ${(measurement.setupMs / 1000).toFixed(0)} s`,
       }),
       measured(heads.silent, [measurement.wronglySilent], { goal: { text: '0', max: 0, on: 'median' }, note: `a node counts once if at any reading its last_seen_at was over ${INTERVAL_MS / 1000 + 10} s old while it was sending` }),

@@ -60,7 +60,7 @@ export const pushSection: BenchSection = {
         : `${plan.nodes} SimulatedHosts in one process, sharing this machine's cores with nats-server and the sends: this process spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU (${measurement.mainThreadCpuMsPerNode.toFixed(1)} ms of it on its main thread, which runs all the JavaScript) and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms per node per declaration`;
       figures.push(measured(head, measurement.latencies, {
         ...(goal === undefined ? {} : { goal }),
-        floor: floorOf(plan.nodes === 1 ? 'request/reply, one at a time' : `${plan.nodes} request/replies at once`, measurement.floor),
+        floor: floorOf(plan.nodes === 1 ? 'raw NATS request/reply, one at a time' : `${plan.nodes} raw NATS request/replies at once`, measurement.floor),
         note: `publish to the stream → report received${plan.warmUp === false ? ' (the first push, no warm-up round)' : ''}; ${shared}; fleet up in ${(measurement.setupMs / 1000).toFixed(0)} s, ${Math.round(measurement.rssMb)} MB`,
       }));
     }

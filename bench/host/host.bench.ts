@@ -9,8 +9,9 @@ import type { CliResult } from '../../e2e/run-cli';
 import { describeChildFailure, lastJsonLine, runChild } from '../child-measurement';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { byMode, type BenchContext, type BenchSection } from '../bench-context';
-import { failed, measured, notMeasured, type Figure, type FigureHead, type Goal } from '../figure';
+import { failed, floorOf, measured, notMeasured, type Figure, type FigureHead, type Goal } from '../figure';
 import { residentMb } from '../proc-stat';
+import { median } from '../stats';
 import { removeSettled, syncDisks } from '../remove-settled';
 import { WatchedProcess } from '../watched-process';
 import { benchResources, HOST_FILES } from './bench-files';
@@ -18,6 +19,7 @@ import { writeEnrolledStore } from './enrolled-store';
 import { ensureBundle } from './host-bundle';
 import type { InHostPasses } from './in-host-passes';
 import { describeEnvironment, launcherAllocatorEnvironment } from './launcher-environment';
+import { builtinsLoadedBy, startRuntimeFloor } from './runtime-floor';
 
 const GOALS = {
   apply: { text: 'under 0.8 s', max: 800, on: 'median' },
@@ -154,14 +156,47 @@ export const hostSection: BenchSection = {
           await host.stop();
         }
       }
+      const floor = await runtimeFloor(ctx, [process.execPath, bundle, 'run', '--root', root], { env: { ...process.env, ...launcherEnvironment }, settleMs, runs: memory.length });
+      const overFloor = floor.values === undefined ? floor.why : `${(median(memory) - median(floor.values)).toFixed(1)} MB over the runtime floor: the host's own code and state${floor.why}`;
       return [
         measured(startToPass, starts, { note: `spawn of \`node nox-mesh-host.cjs run\` to its log line \`pass (start): …\`; the files already in place (a restart); ${underLauncher(launcherEnvironment)}` }),
-        measured(enrolledRss, memory, { goal: GOALS.rss, note: `VmRSS ${settleMs / 1000} s after its first pass; its broker does not answer, so the link is backing off; ${underLauncher(launcherEnvironment)}` }),
+        measured(enrolledRss, memory, {
+          goal: GOALS.rss,
+          ...(floor.values === undefined ? {} : { floor: floorOf(floor.label, floor.values) }),
+          note: `VmRSS ${settleMs / 1000} s after its first pass; its broker does not answer, so the link is backing off; ${underLauncher(launcherEnvironment)}; ${overFloor}`,
+        }),
       ];
     });
     return figures;
   },
 };
+
+/**
+ * The runtime floor of the enrolled host: Node with the same V8 flags and allocator settings,
+ * having loaded the built-in modules the host loads (found by one extra, unmeasured start of
+ * it) and nothing of its own, measured `runs` times after the same settling time. The host's
+ * figure over this one is what its own code and state take. A floor that cannot be measured is
+ * said in the host's note instead; it never hides the host's figure.
+ */
+async function runtimeFloor(ctx: BenchContext, hostArgv: readonly [string, ...string[]], options: { env: NodeJS.ProcessEnv; settleMs: number; runs: number }): Promise<{ label: string; values?: number[]; why: string }> {
+  try {
+    const modules = await builtinsLoadedBy(hostArgv, { workDir: ctx.workDir, env: options.env, settleMs: options.settleMs });
+    ctx.say(`host: runtime floor, node with the ${modules.length} built-in modules the enrolled host loaded, ${options.runs} runs`);
+    const values: number[] = [];
+    for (let run = 0; run < options.runs; run += 1) {
+      const floor = await startRuntimeFloor(modules, { workDir: ctx.workDir, env: options.env, flags: RUN_PROCESS_FLAGS });
+      try {
+        await sleep(options.settleMs);
+        values.push(residentMb(floor.pid));
+      } finally {
+        await floor.stop();
+      }
+    }
+    return { label: `node with the host's ${modules.length} built-in modules`, values, why: ` (the runtime floor is node ${RUN_PROCESS_FLAGS.join(' ')} under the same settings, having loaded ${modules.join(', ')})` };
+  } catch (error) {
+    return { label: '', why: `the runtime floor could not be measured: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
+  }
+}
 
 /** The note of a figure measured under the launcher's allocator settings. */
 function underLauncher(environment: Readonly<Record<string, string>>): string {
