@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AbsolutePath, IsoTime, NodeName } from './primitives';
 
 /** How one adoption line ended, from best to worst. */

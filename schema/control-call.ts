@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IsoTime } from './primitives';
 
 /** A call id: sortable by when it started (base-36 milliseconds), then random. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * A CLI verb sent to the serving controller on `mesh.control.<verb>`. `args` carries exactly

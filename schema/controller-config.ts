@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AbsolutePath, Base64Bytes32, Sha256Hex } from './primitives';
 
 /**

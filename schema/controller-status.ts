@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Count, IsoTime } from './primitives';
 
 /** Something a person should look at, said once: what kind, about what, and what is wrong. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Overlay } from './overlay';
 import { Owned } from './owned';
 import { Count, IsoTime, NodeName } from './primitives';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Inventory } from './inventory';
 import { Base64Bytes32, HostVersion, NodeName } from './primitives';
 import { Profile } from './profile';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The format tag every signed envelope carries; a different tag is a different format. */
 export const ENVELOPE_FORMAT = 'mesh-envelope-1';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ContractViolation, parseContract } from './parse';
 
 // Test support for the contract suites beside this file; not part of the public API.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
 import { Resource, ResourceKey } from './resource';

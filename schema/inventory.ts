@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IsoTime } from './primitives';
 
 // Read off a real machine, so names and states are taken as the machine spells them: refusing

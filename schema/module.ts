@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ResourceList } from './resource';
 
 // A module is a named, versioned set of resources that the controller places on nodes

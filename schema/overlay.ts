@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Base64Bytes32, NodeName } from './primitives';
 import { refuseDuplicates } from './refuse-duplicates';
 

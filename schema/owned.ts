@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AbsolutePath, IsoTime, Sha256Hex } from './primitives';
 import { refuseDuplicates } from './refuse-duplicates';
 import { keyMatchesShape, ResourceKey, ResourceShape } from './resource';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { OperatorError } from '../actors/shared/operator-error';
 import { ContractViolation, formatPath, parseContract } from './parse';
 

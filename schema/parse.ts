@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { OperatorError } from '../actors/shared/operator-error';
 
 /** One problem found in a contract value: where (`declaration.resources[2].mode`) and what. */

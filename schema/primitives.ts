@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 // The small value shapes every contract shares, so a node name or a digest is checked the
 // same way in a declaration, a report and the host store.

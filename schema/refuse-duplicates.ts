@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * A superRefine body for lists whose items must be unique by some key: each repeat is an issue

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
 import { Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { expectRefused, expectRoundTrip, type RefusalCase } from './expect-contract';
 import { ContractViolation, parseContract } from './parse';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { digestOf } from './canonical';
 import { parseContract } from './parse';
 import { AbsolutePath } from './primitives';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Base64Bytes32, Sha256Hex } from './primitives';
 
 /** Longest broker address a token carries, in UTF-8 bytes (its length travels in one byte). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ControllerContext } from '../controller-context';
 import { ArgumentInvalid, ArgumentNotDeclared, VerbUnknown } from './control-errors';
 import { VerbRegistry } from './verb-registry';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ControlRequest } from '../../../schema/control';
 import type { ControllerContext } from '../controller-context';
 import { ArgumentInvalid, ArgumentNotDeclared, VerbUnknown } from './control-errors';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 import { resourceKey, ResourceList } from '../../../schema/resource';
 import type { ControllerContext } from '../controller-context';

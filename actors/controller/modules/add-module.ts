@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { digestOf } from '../../../schema/canonical';
 import { compareModuleVersions, ModuleManifest, type UpgradePolicy } from '../../../schema/module';
 import type { ControllerContext } from '../controller-context';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ModuleName } from '../../../schema/module';
 import { NodeName } from '../../../schema/primitives';
 import type { ControllerContext } from '../controller-context';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PlanSend } from '../../../machines/plan.machine';
 import { digestOf } from '../../../schema/canonical';
 import { NodeName } from '../../../schema/primitives';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 
 /** Nodes in a page of `nodes.list` when the caller does not say. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { VerbRegistry } from '../control/verb-registry';
 import type { PlanBook } from './plan-book';
 import { PlanNotFound } from './plan-errors';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CallId } from '../../../schema/control-call';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
 import { CallNotFound } from '../calls/call-errors';

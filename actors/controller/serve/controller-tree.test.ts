@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ControlCall } from '../../../schema/control-call';
 import type { ControllerStatus } from '../../../schema/controller-status';
 import type { Report } from '../../../schema/report';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ControllerPart } from '../serve/controller-parts';
 import { composeStatus, type StatusSources } from './compose-status';
 import { formatStatus } from './format-status';

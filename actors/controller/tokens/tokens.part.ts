@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 import type { ControllerPart } from '../serve/controller-parts';
 import { formatIssuedToken } from './format-issued-token';

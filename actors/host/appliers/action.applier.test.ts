@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ActionResource } from '../../../schema/resource';
 import { ProcessRunner } from '../../shared/process/command-runner';
 import { actionApplier } from './action.applier';

@@ -1,7 +1,7 @@
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { FileResource } from '../../../schema/resource';
 import { ProcessRunner } from '../../shared/process/command-runner';
 import { UnknownAccount } from './accounts';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState } from '../../../schema/host-state';
 import { Resource } from '../../../schema/resource';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { directoryApplier } from '../appliers/directory.applier';
 import { fileApplier } from '../appliers/file.applier';
 import type { Applier } from '../appliers/applier';

@@ -1,6 +1,6 @@
 import * as fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isOperatorError } from '../operator-error';
 import { decodeBase64, encodeBase64 } from './base64';
 import { openEnvelope, sealEnvelope } from './envelope';

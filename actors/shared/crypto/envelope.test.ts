@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { digestOf } from '../../../schema/canonical';
 import { ContractViolation } from '../../../schema/parse';
 import { isOperatorError } from '../operator-error';

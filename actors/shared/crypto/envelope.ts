@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { canonicalBytes } from '../../../schema/canonical';
 import { Envelope, ENVELOPE_FORMAT } from '../../../schema/envelope';
 import { parseContract } from '../../../schema/parse';

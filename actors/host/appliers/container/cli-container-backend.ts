@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ContainerResource } from '../../../../schema/resource';
 import type { RunResult } from '../../../shared/process/command-runner';
 import { describeFailure, succeeded } from '../../../shared/process/command-runner';

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isOperatorError, OperatorError } from '../../../shared/operator-error';
 import { parseContract } from '../../../../schema/parse';
 import { AbsolutePath } from '../../../../schema/primitives';
