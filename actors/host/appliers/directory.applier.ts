@@ -5,6 +5,7 @@ import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './ac
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 // A directory resource is the directory itself (its existence, mode and ownership), never its
 // contents. So removal takes away only an empty directory: anything inside was put there by
@@ -110,7 +111,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
       mode: formatMode(stats.mode),
       uid: stats.uid,
       gid: stats.gid,
-      mtime: stats.mtime.toISOString(),
+      mtime: utcTimestamp(stats.mtime),
     };
     const fd = openSync(kept, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
     try {

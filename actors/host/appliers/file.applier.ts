@@ -9,6 +9,7 @@ import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from '
 import { ApplyFailed } from './applier';
 import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
@@ -170,7 +171,7 @@ export const fileApplier: Applier<FileResource> = {
         uid: original.uid,
         gid: original.gid,
         size: original.size,
-        mtime: original.mtime.toISOString(),
+        mtime: utcTimestamp(original.mtime),
       };
       writeAtomically(`${kept}.meta.json`, { mode: 0o600 }, (fd) => writeAll(fd, Buffer.from(`${JSON.stringify(record, null, 2)}\n`)), ctx);
     } finally {

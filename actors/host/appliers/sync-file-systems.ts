@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { childProcess } from '../../shared/process/child-process';
 import { fstatSync } from 'node:fs';
 
 /**
@@ -32,7 +32,7 @@ export async function syncFileSystemsOf(fds: readonly number[], paths: readonly 
   }
   if (onePathPerFileSystem.size === 0) return true;
   return new Promise<boolean>((resolve) => {
-    const sync = spawn(command, ['-f', ...onePathPerFileSystem.values()], { stdio: 'ignore' });
+    const sync = childProcess().spawn(command, ['-f', ...onePathPerFileSystem.values()], { stdio: 'ignore' });
     sync.once('error', () => resolve(false));
     sync.once('close', (code) => resolve(code === 0));
   });

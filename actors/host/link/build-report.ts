@@ -2,6 +2,7 @@ import type { HostState, LastDeclaration } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
 import { Report, type ResourceResult } from '../../../schema/report';
 import type { Refused } from './admit-declaration';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** What a report says besides what the store holds. */
 export interface ReportFacts {
@@ -46,7 +47,7 @@ export function buildReport(facts: ReportFacts): Report {
     seconds_since_linked: facts.secondsSinceLinked,
     ...(facts.refused === undefined ? {} : { refused: refusedPart(facts.refused) }),
     ...(state.briefing === null ? {} : { briefing: state.briefing }),
-    sent_at: facts.now.toISOString(),
+    sent_at: utcTimestamp(facts.now),
   };
   return parseContract(Report, report, 'report');
 }

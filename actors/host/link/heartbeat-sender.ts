@@ -6,6 +6,7 @@ import type { HostKind } from '../../../schema/resource';
 import { heartbeatSubject } from '../../shared/bus/subjects';
 import { runningVersion } from '../../shared/version';
 import type { LinkClock } from './link-clock';
+import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** 30 s: often enough that "last seen" on the controller means something, rare enough to cost nothing. */
 export const DEFAULT_HEARTBEAT_MS = 30_000;
@@ -34,11 +35,11 @@ export interface Heartbeats {
 export function buildHeartbeat(facts: HeartbeatFacts, first: boolean): Heartbeat {
   return parseContract(Heartbeat, {
     node: facts.node,
-    sent_at: facts.now().toISOString(),
+    sent_at: utcTimestamp(facts.now()),
     version_running: runningVersion(),
     host_kind: facts.hostKind,
     seconds_since_linked: first ? facts.clock.absenceBeforeLink() : 0,
-    last_reconcile_at: facts.lastReconcileAt()?.toISOString() ?? null,
+    last_reconcile_at: timestampOrNull(facts.lastReconcileAt()),
     uptime_seconds: Math.max(0, Math.round(facts.uptimeSeconds())),
   }, 'heartbeat');
 }

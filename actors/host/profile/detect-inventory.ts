@@ -10,6 +10,7 @@ import { inventoryWord } from './inventory-word';
 import { parseRcStatus } from './openrc-services';
 import { readPacmanLocal } from './pacman-local';
 import { parseSystemdServices, type InventoryService } from './systemd-services';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** The bound on each list unless told: enough for any real machine, small enough to send. */
 export const DEFAULT_INVENTORY_LIMIT = 5000;
@@ -202,5 +203,5 @@ function reasonOf(error: unknown): string {
 
 // The contract's times carry whole seconds, as `2026-08-27T14:02:00Z`.
 function isoSeconds(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
+  return `${utcTimestamp(date).slice(0, 19)}Z`;
 }

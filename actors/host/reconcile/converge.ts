@@ -9,6 +9,7 @@ import { PassMemo } from '../appliers/pass-memo';
 import { removeMadeDirectory } from '../appliers/directory.applier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /**
  * Decides what to do with something the machine already has and the host did not create (the
@@ -76,7 +77,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     const ownedKeys = new Set(state.owned.resources.map((entry) => entry.key));
     const halfMade = state.applying
       .filter((key) => !keep.has(key) && !ownedKeys.has(key))
-      .map((key): OwnedResource => ({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: deps.now().toISOString() }));
+      .map((key): OwnedResource => ({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: utcTimestamp(deps.now()) }));
     for (const entry of [...owned, ...halfMade].sort(removalOrder)) {
       if (deps.ctx.signal?.aborted) break;
       results.push(await removeOne(entry, deps));
@@ -103,7 +104,7 @@ async function removeMadeDirectories(declared: readonly Resource[], deps: Conver
   ];
   const needed = (directory: string): boolean => held.some((path) => path.startsWith(`${directory}/`));
   const remaining: string[] = [];
-  const deepestFirst = [...state.made_directories].sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a));
+  const deepestFirst = [...state.made_directories].sort((a, b) => b.split('/').length - a.split('/').length || byCodeUnits(b, a));
   for (const directory of deepestFirst) {
     if (declaredDirectories.has(directory)) continue;
     if (needed(directory) || removeMadeDirectory(directory, deps.ctx) === 'kept') remaining.push(directory);
@@ -304,7 +305,16 @@ function removalOrder(a: OwnedResource, b: OwnedResource): number {
     const depth = pathB.split('/').length - pathA.split('/').length;
     if (depth !== 0) return depth;
   }
-  return REMOVAL_RANK[a.shape] - REMOVAL_RANK[b.shape] || a.key.localeCompare(b.key);
+  return REMOVAL_RANK[a.shape] - REMOVAL_RANK[b.shape] || byCodeUnits(a.key, b.key);
+}
+
+/**
+ * Orders two keys or paths by their UTF-16 code units: the same order on every machine,
+ * whatever its locale, and without localeCompare, whose first call loads ICU's collation data
+ * (about 3 MB a host would then hold for as long as it runs).
+ */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function pathOfKey(key: string): string | undefined {
@@ -338,7 +348,7 @@ function commit(
   deps: ConvergeDeps,
   change: { lines: readonly BriefingLine[]; records: readonly RecordEntry[]; mark?: readonly string[]; unmark?: readonly string[]; made?: readonly string[] },
 ): Promise<HostState> {
-  const at = deps.now().toISOString();
+  const at = utcTimestamp(deps.now());
   const recorded = new Map(change.records.map((entry) => [entry.key, ownedEntry(entry, at)]));
   const unmark = new Set([...(change.unmark ?? []), ...recorded.keys()]);
   return deps.state.update((s) => {

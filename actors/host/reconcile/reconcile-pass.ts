@@ -6,6 +6,7 @@ import { recordCompletedReconcile } from '../launch-state/record-completed-recon
 import { converge } from './converge';
 import { desiredResources, storedDeclaration } from './desired-resources';
 import type { HostState } from '../../../schema/host-state';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** What one reconcile pass did. */
 export interface PassReport {
@@ -47,7 +48,7 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
   if (signal?.aborted !== true) await recordCompletedOnce(host);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
-  return { reasons, startedAt: started.toISOString(), durationMs: performance.now() - begin, results, counts };
+  return { reasons, startedAt: utcTimestamp(started), durationMs: performance.now() - begin, results, counts };
 }
 
 function storedKind(state: HostState): string | undefined {

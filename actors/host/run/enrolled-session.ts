@@ -23,6 +23,7 @@ import type { HostTimings } from './host-timings';
 import { releasedState } from './released-state';
 import type { RouseSource } from './rouse-signal';
 import { SerialWork } from './serial-work';
+import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** What an enrolled host runs with. */
 export interface SessionOptions {
@@ -103,7 +104,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
       // remove what the host owns from before (a re-enrolment, a rebuilt store) before the
       // controller has said what this node should hold.
       if (released || state.identity === null || state.last_declaration === null) {
-        return { reasons, startedAt: host.now().toISOString(), durationMs: 0, results: [], counts: {} };
+        return { reasons, startedAt: utcTimestamp(host.now()), durationMs: 0, results: [], counts: {} };
       }
       try {
         const about: Answering = { held: state.last_declaration, final: storedDeclaration(state)?.kind === 'final' };
@@ -172,7 +173,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   // Queued with the reports, so the store is never written after the session has let it go.
   const noteLinked = (): void => {
     void work.add(async () => {
-      if (!released) await host.state.update((s) => ({ ...s, last_linked_at: clock.lastLinkedAt()?.toISOString() ?? null }));
+      if (!released) await host.state.update((s) => ({ ...s, last_linked_at: timestampOrNull(clock.lastLinkedAt()) }));
     });
   };
 

@@ -1,3 +1,5 @@
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
+
 /**
  * Where the running host says what it is doing: one line per event, for a person reading the
  * service's log. Never given key material, a token secret, or a declaration's contents.
@@ -10,7 +12,7 @@ export interface HostLog {
 export function streamLog(stream: { write(text: string): unknown }, json: boolean, now: () => Date = () => new Date()): HostLog {
   return {
     say: (line) => {
-      stream.write(json ? `${JSON.stringify({ at: now().toISOString(), message: line })}\n` : `${line}\n`);
+      stream.write(json ? `${JSON.stringify({ at: utcTimestamp(now()), message: line })}\n` : `${line}\n`);
     },
   };
 }

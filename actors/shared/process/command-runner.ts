@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { childProcess } from './child-process';
 
 /**
  * The narrow seam through which the host runs other programs (package managers, service
@@ -62,7 +62,7 @@ export class ProcessRunner implements CommandRunner {
       const [program, ...args] = argv;
       if (program === undefined) throw new TypeError('ProcessRunner.run needs a program to run');
       const env = options.replaceEnv ? { ...options.env } : { ...process.env, ...options.env };
-      const child = spawn(program, args, { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal });
+      const child = childProcess().spawn(program, args, { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal });
       const stdout = new BoundedText(max);
       const stderr = new BoundedText(max);
       let timedOut = false;

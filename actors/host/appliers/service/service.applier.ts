@@ -7,6 +7,7 @@ import { ApplyFailed } from '../applier';
 import { pathExists } from '../path-exists';
 import { HOST_UNIT_REFUSAL, namesHostUnit } from './host-unit';
 import type { ServiceBackend, ServiceStatus } from './service-backend';
+import { utcTimestamp } from '../../../shared/time/utc-timestamp';
 
 /**
  * The `service` applier over one init system. It starts or stops a service and switches
@@ -77,7 +78,7 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
         running: status.running,
         enabled: status.enabled,
         ...(status.detail === undefined ? {} : { detail: status.detail }),
-        kept_at: new Date().toISOString(),
+        kept_at: utcTimestamp(Date.now()),
       };
       await writeFileAtomic(file, `${JSON.stringify(kept, null, 2)}\n`);
       return file;
