@@ -7,6 +7,7 @@ import { DEFAULT_DEAD_LINK_MS } from './dead-link-pings';
 import { linkLogic } from './link.actor';
 import { pinnedAttempt } from './pinned-attempt';
 import { watchConnection } from './watch-connection';
+import { monotonicMs } from '../../shared/time/monotonic-ms';
 
 /** What the link tells the host about its connection. */
 export interface LinkListener {
@@ -91,9 +92,9 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
     attempt: pinnedAttempt({ identity, pins, deadLinkMs }),
     watch: watchConnection,
     check: async (connection, signal) => {
-      const started = performance.now();
+      const started = monotonicMs();
       await checkConnection(connection, signal);
-      if (!signal.aborted) listener.note(`the link answered in ${Math.round(performance.now() - started)} ms; it stays`);
+      if (!signal.aborted) listener.note(`the link answered in ${Math.round(monotonicMs() - started)} ms; it stays`);
     },
     ...(options.random === undefined ? {} : { random: options.random }),
     linked: (connection, replacing) => {

@@ -6,6 +6,7 @@ import { recordCompletedReconcile } from '../launch-state/record-completed-recon
 import { converge } from './converge';
 import { desiredResources, storedDeclaration } from './desired-resources';
 import type { HostState } from '../../../schema/host-state';
+import { monotonicMs } from '../../shared/time/monotonic-ms';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** What one reconcile pass did. */
@@ -25,7 +26,7 @@ export interface PassReport {
  */
 export async function reconcilePass(host: HostContext, reasons: ReconcileReason[], signal?: AbortSignal): Promise<PassReport> {
   const started = host.now();
-  const begin = performance.now();
+  const begin = monotonicMs();
   const state = host.state.current();
   const desired = desiredResources(state);
   // An overlay declaration is the minimum to be reachable: it adds, and never removes. A node
@@ -48,7 +49,7 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
   if (signal?.aborted !== true) await recordCompletedOnce(host);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
-  return { reasons, startedAt: utcTimestamp(started), durationMs: performance.now() - begin, results, counts };
+  return { reasons, startedAt: utcTimestamp(started), durationMs: monotonicMs() - begin, results, counts };
 }
 
 function storedKind(state: HostState): string | undefined {

@@ -76,7 +76,9 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
   let heartbeats: Heartbeats | undefined;
   let lastPassAt: Date | null = null;
   let released = false;
-  let inflight: Promise<unknown> = Promise.resolve();
+  // The pass in progress, for shutdown to wait on: settled with nothing, so that the last report
+  // (a result per resource) is not kept alive between passes.
+  let inflight: Promise<void> = Promise.resolve();
   let markReleased: () => void = () => undefined;
   const releasedNow = new Promise<void>((resolve) => {
     markReleased = resolve;
@@ -116,7 +118,7 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
         throw error;
       }
     })();
-    inflight = running.catch(() => undefined);
+    inflight = running.then(() => undefined, () => undefined);
     return running;
   };
 

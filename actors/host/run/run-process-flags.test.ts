@@ -35,6 +35,37 @@ const HOT_FUNCTION_OPTIMIZED = `
   process.stdout.write(String((eval('%GetOptimizationStatus(hot)') & 16) !== 0));
 `;
 
+// Functions that run once, as loading modules does (from a module file: V8 keeps the code of
+// eval'd functions); then how much bytecode is left once V8 has made three full collections of
+// its own accord (a collection forced with gc() never ages code).
+const BYTECODE_AFTER_COLLECTIONS = `
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { PerformanceObserver, constants } = require('node:perf_hooks');
+  const dir = fs.mkdtempSync(require('node:path').join(os.tmpdir(), 'run-flags-'));
+  let source = '';
+  for (let i = 0; i < 400; i += 1) source += 'exports.f' + i + ' = function (a) { let s = a; for (let k = 0; k < 3; k += 1) s += k * ' + i + '; return String(s).length; };\\n';
+  fs.writeFileSync(dir + '/once.js', source);
+  let sum = 0;
+  for (const fn of Object.values(require(dir + '/once.js'))) sum += fn(1);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const before = v8.getHeapCodeStatistics().bytecode_and_metadata_size;
+  let majors = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors += 1;
+  }).observe({ entryTypes: ['gc'] });
+  (async () => {
+    let held = [];
+    while (majors < 3) {
+      held.push(new Array(100000).fill(1.5));
+      if (held.length > 30) held = [];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const after = v8.getHeapCodeStatistics().bytecode_and_metadata_size;
+    process.stdout.write(JSON.stringify({ before, after, sum }));
+  })();
+`;
+
 describe('the run process\'s V8 flags', () => {
   test('keep the young generation at its starting size through bursts that would grow it', () => {
     const uncapped = Number(measuredIn(false, YOUNG_GENERATION_AFTER_BURSTS));
@@ -43,6 +74,15 @@ describe('the run process\'s V8 flags', () => {
     // Without the flags the same bursts grow it, so the flags are what hold it.
     expect(uncapped).toBeGreaterThan(8 * MB);
     expect(capped).toBeLessThanOrEqual(2 * MB);
+  });
+
+  test('let V8 drop the code of functions that ran once, where it would keep it through three collections', () => {
+    const kept = JSON.parse(measuredIn(false, BYTECODE_AFTER_COLLECTIONS)) as { before: number; after: number };
+    const flushed = JSON.parse(measuredIn(true, BYTECODE_AFTER_COLLECTIONS)) as { before: number; after: number };
+
+    // Node's own start-up code goes either way; the 400 functions are most of what is left.
+    expect(kept.after).toBeGreaterThan(kept.before / 2);
+    expect(flushed.after).toBeLessThan(flushed.before / 4);
   });
 
   test('leave even a hot function unoptimized, where V8 alone would optimize it', () => {

@@ -20,8 +20,17 @@ import v8 from 'node:v8';
  *   while a pass that changes nothing takes about 37 ms instead of 19 (the goal is 100) and one
  *   that writes every file about 0.68 s instead of 0.6. A pass is bound by system calls, not by
  *   JavaScript; the drift pass runs every ten minutes.
+ * - `--bytecode-old-age=1` with `--flush-baseline-code` lets V8 drop the compiled code of a
+ *   function that has not run since the last full garbage collection but one, baseline code
+ *   included (V8 keeps a function's code for five collections by default, and baseline code
+ *   always). Most of what a host compiles runs once: loading modules, parsing the command
+ *   line, building the schemas, the first pass. V8's memory reducer runs its collections some
+ *   ten seconds after a burst, and with these flags they take that code with them: measured
+ *   with 1,000 files, the idle enrolled host is about 0.9 MB smaller. What runs again is
+ *   compiled again from the source V8 keeps; a drift pass after an idle spell measured as long
+ *   as one straight after another.
  */
-export const RUN_PROCESS_FLAGS = ['--semi-space-growth-factor=1', '--no-opt'] as const;
+export const RUN_PROCESS_FLAGS = ['--semi-space-growth-factor=1', '--no-opt', '--bytecode-old-age=1', '--flush-baseline-code'] as const;
 
 /** Sets {@link RUN_PROCESS_FLAGS} on this process. Call it before the process loads its code. */
 export function setRunProcessFlags(): void {

@@ -1,4 +1,5 @@
 import { childProcess } from './child-process';
+import { monotonicMs } from '../time/monotonic-ms';
 
 /**
  * The narrow seam through which the host runs other programs (package managers, service
@@ -56,7 +57,7 @@ const DEFAULT_MAX_OUTPUT = 64 * 1024;
 /** The real runner: spawns the program directly (no shell), with bounded output. */
 export class ProcessRunner implements CommandRunner {
   run(argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
-    const started = performance.now();
+    const started = monotonicMs();
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     return new Promise((resolve) => {
       const [program, ...args] = argv;
@@ -89,7 +90,7 @@ export class ProcessRunner implements CommandRunner {
           stderr: stderr.text(),
           timedOut,
           ...(spawnError === undefined ? {} : { spawnError }),
-          durationMs: performance.now() - started,
+          durationMs: monotonicMs() - started,
         });
       });
     });

@@ -9,6 +9,7 @@ import { requireRan, SERVICE_COMMAND_TIMEOUT_MS } from './run-checked';
 import type { ServiceDefinition } from './service-definition';
 import { readServiceDefinition, serviceDefinitionPath, serviceEnabledMarkerPath, servicePidfilePath } from './service-definition';
 import type { ServiceBackend, ServiceStatus } from './service-backend';
+import { monotonicMs } from '../../../shared/time/monotonic-ms';
 
 /** Options for {@link startStopDaemonBackend}. */
 export interface StartStopDaemonBackendOptions {
@@ -115,14 +116,14 @@ export function startStopDaemonBackend(options: StartStopDaemonBackendOptions = 
       // child that has not yet become the program, or one whose program failed to run. Wait
       // until the pid really is the program, so a start that did not take fails here, saying so.
       // Seen twice, 100 ms apart: a program that exits at once is the program for a moment too.
-      const deadline = performance.now() + startWaitMs;
+      const deadline = monotonicMs() + startWaitMs;
       const runningAndStaying = async (): Promise<boolean> => {
         if (!(await isRunning(name, ctx, definition))) return false;
         await delay(STAYING_MS, ctx.signal);
         return isRunning(name, ctx, definition);
       };
       while (!(await runningAndStaying())) {
-        if (performance.now() > deadline) {
+        if (monotonicMs() > deadline) {
           throw new ApplyFailed(
             `${name} is not running ${startWaitMs / 1000} s after start-stop-daemon started it: ` +
               `run ${JSON.stringify(definition.exec)} by hand to see why it exits`,
