@@ -10,6 +10,7 @@ import {
   Resource,
   ResourceList,
   SHAPES_FOR_HOST_KIND,
+  parsedResourceDigest,
   resourceDigest,
   resourceKey,
   type ServiceResource,
@@ -266,6 +267,14 @@ describe('resourceDigest', () => {
 
   it('refuses to digest a malformed resource', () => {
     expect(() => resourceDigest({ ...motd, mode: 'rw-r--r--' })).toThrow(ContractViolation);
+  });
+
+  it('is the same from what the schema gave, unparsed, for every shape and with defaults left out', () => {
+    const written = [motd, caddyData, nginx, registry, sshd, makeCa, { shape: 'directory', path: '/srv/www' }, { shape: 'file', path: '/etc/issue', content: { text: '' } }] as const;
+    for (const resource of written) {
+      const parsed = parseContract(Resource, resource, 'resource');
+      expect(parsedResourceDigest(parsed)).toBe(resourceDigest(resource));
+    }
   });
 });
 

@@ -55,7 +55,7 @@ export function resolveUnderRootSync(root: string, path: string, directories?: M
   if (!path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
     throw new ApplyFailed(`${JSON.stringify(path)} is not a normalized absolute path; declare the path as "/dir/name"`);
   }
-  if (resolve(root) === '/') return path;
+  if (absolute(root) === '/') return path;
   const realRoot = realRootOf(root);
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   const leaf = segments.pop();
@@ -94,8 +94,8 @@ export function isInside(realRoot: string, real: string): boolean {
  * how the host starts could take the machine away from whoever installed the host.
  */
 export function hostOwnPath(path: string, ctx: Pick<ApplyContext, 'root' | 'stateDir' | 'hostUnit'>): string | undefined {
-  const onMachine = join(resolve(ctx.root), path);
-  const stateDir = resolve(ctx.stateDir);
+  const onMachine = join(absolute(ctx.root), path);
+  const stateDir = absolute(ctx.stateDir);
   if (onMachine === stateDir || onMachine.startsWith(stateDir + sep)) {
     return `${path} is in the host's state directory (${ctx.stateDir}); the host's store is not a resource. Declare another path`;
   }
@@ -118,6 +118,21 @@ export function hostOwnPath(path: string, ctx: Pick<ApplyContext, 'root' | 'stat
 // the machine the host was started on; it does not move while the host runs.
 const realRoots = new Map<string, string>();
 const REAL_ROOTS_KEPT = 64;
+
+// The root and the state directory as absolute paths, asked for several times for every file
+// of every pass. Only a path that is absolute already is kept: what a relative one means
+// follows the working directory.
+const absolutes = new Map<string, string>();
+
+function absolute(path: string): string {
+  if (!path.startsWith('/')) return resolve(path);
+  const known = absolutes.get(path);
+  if (known !== undefined) return known;
+  const resolved = resolve(path);
+  if (absolutes.size >= REAL_ROOTS_KEPT) absolutes.clear();
+  absolutes.set(path, resolved);
+  return resolved;
+}
 
 function realRootOf(root: string): string {
   const known = realRoots.get(root);

@@ -2,7 +2,7 @@ import type { BriefingLine } from '../../../schema/briefing';
 import type { HostState } from '../../../schema/host-state';
 import type { OwnedResource } from '../../../schema/owned';
 import type { ResourceResult } from '../../../schema/report';
-import { resourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../../../schema/resource';
+import { parsedResourceDigest, resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../../../schema/resource';
 import type { Applier, ApplyContext, Observation } from '../appliers/applier';
 import { DirectorySyncBarrier } from '../appliers/directory-sync-barrier';
 import { PassMemo } from '../appliers/pass-memo';
@@ -158,7 +158,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
     const refusal = applier.refuse?.(resource, deps.ctx);
     if (refusal !== undefined) { results[index] = { ...base, outcome: 'refused', detail: refusal }; continue; }
 
-    const digest = resourceDigest(resource);
+    const digest = parsedResourceDigest(resource);
     let observation: Observation;
     try {
       observation = await applier.observe(resource, deps.ctx);
