@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import vm from 'node:vm';
+import { fromSeed } from '@nats-io/nkeys';
+import { nkeySeedOf } from '../actors/shared/crypto/nkey';
 import {
   buildHost,
   bundleHost,
@@ -128,6 +130,24 @@ describe('npm run build:host', () => {
     expect(bundled).toEqual(checkout);
     const locales = [...(await fs.readFile(outcome.bundle.file, 'utf8')).matchAll(/^\/\/ \S*zod\/v4\/locales\/(\S+)\.js$/gm)].map((match) => match[1]);
     expect(locales).toEqual(['en', 'english-only']);
+  });
+
+  test('gives nkeys Node\'s Ed25519 for tweetnacl, and a login nonce is signed to the same bytes', async () => {
+    expect(outcome.bundle.packages).toContain('@nats-io/nkeys');
+    expect(outcome.bundle.packages).not.toContain('tweetnacl');
+    const dir = await emptyFolder('bundle-nkeys');
+    const file = path.join(dir, 'nkeys-sign.cjs');
+    const seed = Buffer.alloc(32, 7);
+    const nonce = 'c2VydmVyLW5vbmNl';
+    const sign = `const { nkeySeedOf } = require('./actors/shared/crypto/nkey'); const { fromSeed } = require('@nats-io/nkeys'); ` +
+      `process.stdout.write(Buffer.from(fromSeed(nkeySeedOf(Buffer.alloc(32, 7))).sign(new TextEncoder().encode('${nonce}'))).toString('hex'));`;
+    await bundleHost({ outFile: file, version, entry: sign });
+    const bundled = await runIn(dir, [process.execPath, file], { PATH: process.env.PATH });
+    // The checkout's nkeys, on the real tweetnacl.
+    const expected = Buffer.from(fromSeed(nkeySeedOf(seed)).sign(new TextEncoder().encode(nonce))).toString('hex');
+
+    expect(bundled.stdout).toBe(expected);
+    expect(await fs.readFile(file, 'utf8')).not.toMatch(/node_modules\/tweetnacl/);
   });
 
   test('refuses a bundle that would contain the controller store, naming who imported it', async () => {
