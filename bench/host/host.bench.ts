@@ -132,7 +132,10 @@ export const hostSection: BenchSection = {
     const enrolledRss: FigureHead = { id: 'host.idle_rss.enrolled', group: 'host', label: `idle RSS of the bundled host, enrolled, holding ${HOST_FILES} files`, unit: 'MB' };
     await attempt([startToPass, enrolledRss], [undefined, GOALS.rss], async () => {
       const runs = byMode(ctx, 1, 10);
-      const settleMs = byMode(ctx, 2000, 10_000);
+      // Past V8's memory reducer: it collects what start-up and the first pass left some 8 to
+      // 16 s after the pass (the host is 6 MB larger until it has), and after it the idle host
+      // stays within 0.1 MB through its link's retries.
+      const settleMs = byMode(ctx, 2000, 30_000);
       const launcherEnvironment = launcherAllocatorEnvironment(ctx.repoDir);
       ctx.say(`host: start to first reconcile of an enrolled host, ${runs} runs`);
       const root = path.join(ctx.workDir, 'enrolled');
