@@ -246,7 +246,7 @@ describeModel({
       if (refusal !== null) expect(await shared.listed(machine.hostname)).toBeUndefined();
       if (machine.released) {
         const node = nodeOf(machine);
-        await until('the controller to list the node released', async () => ((await shared.listed(node))?.lifecycle_state === 'released' ? true : undefined));
+        await until('the controller to list the node released', async () => ((await shared.listedOnceAnswered(node))?.lifecycle_state === 'released' ? true : undefined));
         for (const file of OVERLAY_FILES) expect([file, await machine.look(file)]).toEqual([file, null]);
         expect(ownedKeys(state)).toEqual([]);
         expect(state?.last_declaration).toBeNull();

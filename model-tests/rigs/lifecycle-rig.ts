@@ -15,6 +15,7 @@ import type { RouseSource } from '../../actors/host/run/rouse-signal';
 import { runHost } from '../../actors/host/run/run-host';
 import { HostStore } from '../../actors/host/store/host-store';
 import { callController } from '../../actors/controller/control/call-controller';
+import { ControlBrokerUnreachable, ControllerDidNotAnswer } from '../../actors/controller/control/control-errors';
 import type { NodeListing } from '../../actors/controller/nodes/list-nodes';
 import { serveController, type ServingController } from '../../actors/controller/serve/serve-controller';
 import { startTestMesh, type TestMesh } from '../../actors/controller/serve/testing/test-mesh';
@@ -174,6 +175,20 @@ export class LifecycleMesh {
   async listed(node: string): Promise<NodeListing | undefined> {
     const answer = await callController(this.dir, 'nodes.list', {});
     return (answer.result as { nodes: NodeListing[] }).nodes.find((listing) => listing.name === node);
+  }
+
+  /**
+   * {@link listed}, for a wait: a call the broker or the controller did not answer in time (a
+   * loaded machine: the NATS handshake is bounded at 5 s) is "not yet", and the wait's own
+   * deadline decides; anything else is thrown.
+   */
+  async listedOnceAnswered(node: string): Promise<NodeListing | undefined> {
+    try {
+      return await this.listed(node);
+    } catch (error) {
+      if (error instanceof ControlBrokerUnreachable || error instanceof ControllerDidNotAnswer) return undefined;
+      throw error;
+    }
   }
 
   /** The node's record in the controller's store. */
