@@ -125,22 +125,21 @@ const REAL_ROOTS_KEPT = 64;
 const absolutes = new Map<string, string>();
 
 function absolute(path: string): string {
-  if (!path.startsWith('/')) return resolve(path);
-  const known = absolutes.get(path);
+  return path.startsWith('/') ? remembered(absolutes, path, resolve) : resolve(path);
+}
+
+/** What `compute` gives for `key`, computed once while `memo` holds at most REAL_ROOTS_KEPT. */
+function remembered(memo: Map<string, string>, key: string, compute: (key: string) => string): string {
+  const known = memo.get(key);
   if (known !== undefined) return known;
-  const resolved = resolve(path);
-  if (absolutes.size >= REAL_ROOTS_KEPT) absolutes.clear();
-  absolutes.set(path, resolved);
-  return resolved;
+  const value = compute(key);
+  if (memo.size >= REAL_ROOTS_KEPT) memo.clear();
+  memo.set(key, value);
+  return value;
 }
 
 function realRootOf(root: string): string {
-  const known = realRoots.get(root);
-  if (known !== undefined) return known;
-  const real = resolveRealRoot(root);
-  if (realRoots.size >= REAL_ROOTS_KEPT) realRoots.clear();
-  realRoots.set(root, real);
-  return real;
+  return remembered(realRoots, root, resolveRealRoot);
 }
 
 function resolveRealRoot(root: string): string {
