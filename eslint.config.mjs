@@ -39,6 +39,31 @@ export const machineFence = {
   },
 };
 
+// The host's idle memory (goal: 50 MB) counts every built-in module it loads, for as long as it
+// runs. node:fs/promises loads readline, the file watchers and the directory iterator with it
+// (about 0.45 MB); the performance global loads perf_hooks. Host code, and the shared code the
+// host bundles, uses actors/shared/fs/promised-fs and actors/shared/time/monotonic-ms instead.
+const noFsPromises = 'the host does not load node:fs/promises (it brings readline and the file watchers, some 0.45 MB of the idle host): import from actors/shared/fs/promised-fs';
+export const hostMemoryFence = {
+  files: ['actors/host/**/*.ts', 'actors/shared/**/*.ts'],
+  ignores: ['**/*.test.ts', '**/testing/**'],
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: [
+        { name: 'node:fs/promises', message: noFsPromises },
+        { name: 'fs/promises', message: noFsPromises },
+        { name: 'node:fs', importNames: ['promises'], message: noFsPromises },
+        { name: 'fs', importNames: ['promises'], message: noFsPromises },
+        { name: 'node:perf_hooks', message: 'the host does not load perf_hooks: time a span with monotonicMs (actors/shared/time/monotonic-ms)' },
+      ],
+    }],
+    'no-restricted-globals': ['error',
+      { name: 'performance', message: 'the host does not load perf_hooks: time a span with monotonicMs (actors/shared/time/monotonic-ms)' },
+    ],
+    'no-restricted-properties': ['error', { object: 'fs', property: 'promises', message: noFsPromises }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'docs/**', '**/fixtures/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -55,4 +80,5 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   machineFence,
+  hostMemoryFence,
 );

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open } from '../../shared/fs/promised-fs';
 import { errnoCode } from './root-path';
 
 /**

@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access } from '../../shared/fs/promised-fs';
 
 /**
  * True when `file` can be reached: a link is followed, and anything that stops the look (absent,

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import * as fs from '../../shared/fs/promised-fs';
 import { Command, Option } from 'clipanion';
 import { LocalDeclaration } from '../../../schema/local-declaration';
 import { parseContract } from '../../../schema/parse';

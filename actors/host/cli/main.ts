@@ -1,7 +1,8 @@
-import { Builtins, Cli, type CommandClass } from 'clipanion';
+import type { Cli, CommandClass } from 'clipanion';
 import { runningVersion } from '../../shared/version';
 import { setRunProcessFlags } from '../run/run-process-flags';
 import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
+import { useDirectFileStdin } from '../../shared/cli/direct-file-stdin';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /**
@@ -32,6 +33,9 @@ const VERBS = new Map<string, () => CommandClass>([
  * them as it always has.
  */
 export function hostCli(verb?: string): Cli {
+  // Loaded here, not at the top: clipanion reads process.stdin as it loads (see main).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Builtins, Cli } = require('clipanion') as typeof import('clipanion');
   const cli = new Cli({ binaryLabel: 'Novox Mesh node host', binaryName: 'nox-mesh-host', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   const only = verb === undefined ? undefined : VERBS.get(verb);
@@ -46,5 +50,7 @@ export function main(): void {
   // Before the verb's code is loaded: the young generation grows while modules load, and the
   // optimizing compiler must never start.
   if (argv[0] === 'run') setRunProcessFlags();
+  // Before clipanion loads and reads it (see useDirectFileStdin).
+  useDirectFileStdin();
   void hostCli(argv[0]).runExit(argv);
 }

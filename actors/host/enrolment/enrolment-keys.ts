@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 import { decodeBase64, encodeBase64 } from '../../shared/crypto/base64';
 import { publicKeyOf, type NodeIdentity } from '../../shared/crypto/keys';
 import { generateNodeIdentity, nkeyPublicOf } from '../../shared/crypto/nkey';

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import * as fs from '../../shared/fs/promised-fs';
 import { writeFileAtomic } from '../store/atomic-write';
 import { launchFilesOf } from './launch-files';
 import { LaunchStateUnwritable } from './launch-state-errors';

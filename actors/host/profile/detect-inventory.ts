@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { readFile } from '../../shared/fs/promised-fs';
 import type { Inventory } from '../../../schema/inventory';
 import type { Profile } from '../../../schema/profile';
 import { parseApkInstalled } from '../appliers/package/apk-installed-database';

@@ -1,6 +1,6 @@
-import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { hostname as osHostname, release } from 'node:os';
 import { join, resolve } from 'node:path';
+import { open, readdir, readFile, stat } from '../../shared/fs/promised-fs';
 import type { Profile } from '../../../schema/profile';
 import type { CommandRunner } from '../../shared/process/command-runner';
 import { entryKind, isPresent, type EntryKind } from './entry-kind';
@@ -181,8 +181,8 @@ async function isPodmanShim(path: string): Promise<boolean> {
   try {
     const handle = await open(path, 'r');
     try {
-      const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(4096), position: 0 });
-      const head = buffer.subarray(0, bytesRead).toString('utf8');
+      const buffer = Buffer.alloc(4096);
+      const head = buffer.subarray(0, await handle.read(buffer, 0)).toString('utf8');
       return head.startsWith('#!') && head.includes('podman');
     } finally {
       await handle.close();

@@ -1,4 +1,4 @@
-import { lstat, stat } from 'node:fs/promises';
+import { lstat, stat } from '../../shared/fs/promised-fs';
 
 /** What is at a path, as far as profile detection cares; `unreadable` when the look itself failed. */
 export type EntryKind = 'file' | 'directory' | 'socket' | 'symlink' | 'other' | 'missing' | 'unreadable';

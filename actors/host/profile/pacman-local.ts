@@ -1,5 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readdir, readFile } from '../../shared/fs/promised-fs';
 
 /**
  * Reads one `desc` file of pacman's local database: sections headed `%NAME%`, `%VERSION%`, …,

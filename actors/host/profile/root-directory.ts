@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { stat } from '../../shared/fs/promised-fs';
 import { OperatorError } from '../../shared/operator-error';
 import { isAbsence } from './entry-kind';
 

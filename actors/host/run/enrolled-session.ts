@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 import { createActor } from 'xstate';
 import type { LastDeclaration } from '../../../schema/host-state';
 import type { HostKind } from '../../../schema/resource';

@@ -1,5 +1,6 @@
-import { promises as fs, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 import { LAST_GOOD_FILE, STATE_FILE } from '../store/store-files';
 
 /**

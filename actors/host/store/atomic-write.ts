@@ -1,5 +1,6 @@
-import { promises as fs, constants } from 'node:fs';
+import { constants } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 
 /**
  * Replaces `file` with `data` so that a crash at any instant leaves either the old file or the

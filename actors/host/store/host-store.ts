@@ -1,5 +1,6 @@
-import { promises as fs, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 import { HostState, emptyHostState } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
 import { writeFileAtomic } from './atomic-write';

@@ -1,5 +1,6 @@
-import { promises as fs, constants } from 'node:fs';
+import { constants } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
 import { StoreLocked } from './store-errors';
 import { isProcessAlive, readPidFile } from '../../shared/process/pid';
 

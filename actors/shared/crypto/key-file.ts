@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
+import { constants } from 'node:fs';
 import * as path from 'node:path';
+import * as fs from '../fs/promised-fs';
 import { decodeBase64, encodeBase64 } from './base64';
 import { KeyFileExists, KeyFileMalformed, KeyFileMissing, KeyFileTooOpen } from './key-errors';
 
@@ -18,7 +19,7 @@ export interface ReadKeyFileOptions {
  * no longer known to be secret, and saying so is better than using it quietly.
  */
 export async function readKeyFile(file: string, options: ReadKeyFileOptions = {}): Promise<Uint8Array> {
-  let handle: fs.FileHandle;
+  let handle: fs.OpenFile;
   try {
     handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
@@ -34,7 +35,7 @@ export async function readKeyFile(file: string, options: ReadKeyFileOptions = {}
     if ((stat.mode & 0o077) !== 0) throw new KeyFileTooOpen(file, stat.mode);
     // A key is one short line; anything large is some other file given by mistake.
     if (stat.size > 4096) throw new KeyFileMalformed(file, `it is ${stat.size} bytes, far more than one key`);
-    const text = (await handle.readFile({ encoding: 'utf8' })).trim();
+    const text = (await handle.readFile('utf8')).trim();
     const key = decodeBase64(text);
     if (key === undefined || key.length === 0) throw new KeyFileMalformed(file, 'it is not one line of base64');
     if (options.bytes !== undefined && key.length !== options.bytes) {

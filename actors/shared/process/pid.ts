@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import * as fs from '../fs/promised-fs';
 
 /** The pid written in a pid or lock file, or undefined when it is missing or not a pid. */
 export async function readPidFile(file: string): Promise<number | undefined> {

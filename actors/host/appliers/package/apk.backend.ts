@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { readFile } from '../../../shared/fs/promised-fs';
 import type { ApplyContext } from '../applier';
 import { succeeded, type RunResult } from '../../../shared/process/command-runner';
 import { parseApkInstalled } from './apk-installed-database';

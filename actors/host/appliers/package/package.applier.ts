@@ -1,5 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { mkdir, writeFile } from '../../../shared/fs/promised-fs';
 import type { PackageResource } from '../../../../schema/resource';
 import type { Applier, ApplyContext, ApplyOutcome, Observation, Removal } from '../applier';
 import type { PackageBackend, PackageManagerName } from './package-backend';

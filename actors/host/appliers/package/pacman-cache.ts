@@ -1,5 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { readdir, readFile, stat } from '../../../shared/fs/promised-fs';
 
 // pacman keeps every package it downloaded in its cache, and an Arch operator downgrades by
 // installing the old file from there (`pacman -U /var/cache/pacman/pkg/name-version-arch.pkg.tar.zst`).

@@ -1,5 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { mkdir, writeFile } from '../../../shared/fs/promised-fs';
 import type { ApplyContext } from '../applier';
 import { succeeded, type RunResult } from '../../../shared/process/command-runner';
 import { directoryOf } from './directory-source';

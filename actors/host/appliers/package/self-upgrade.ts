@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { open } from '../../../shared/fs/promised-fs';
 import type { PackageResource } from '../../../../schema/resource';
 import { describeFailure, succeeded, type RunResult } from '../../../shared/process/command-runner';
 import { markRestartDue } from '../../launch-state/restart-due';
@@ -106,8 +106,7 @@ async function notAProgramHere(file: string): Promise<string | undefined> {
     const handle = await open(file, 'r');
     try {
       head = Buffer.alloc(20);
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      head = head.subarray(0, bytesRead);
+      head = head.subarray(0, await handle.read(head, 0));
     } finally {
       await handle.close();
     }

@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import * as fs from '../../../shared/fs/promised-fs';
 import * as z from 'zod';
 import { isOperatorError, OperatorError } from '../../../shared/operator-error';
 import { parseContract } from '../../../../schema/parse';
