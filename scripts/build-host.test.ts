@@ -16,8 +16,10 @@ import {
   projectVersion,
   REPOSITORY,
   tarballName,
+  zodMethodsOnPrototypes,
   type HostBuild,
 } from './build-host';
+import { build } from 'esbuild';
 
 // The real build, once for the suite (about ten seconds: the single executable is a 100 MB copy
 // of Node), and what it made run as a person would run it: from an empty folder far from any
@@ -148,6 +150,52 @@ describe('npm run build:host', () => {
 
     expect(bundled.stdout).toBe(expected);
     expect(await fs.readFile(file, 'utf8')).not.toMatch(/node_modules\/tweetnacl/);
+  });
+
+  test('an apply by the bundle loads neither tty, readline nor fs/promises, which a host would hold for as long as it runs', async () => {
+    const cwd = await emptyFolder('bundle-builtins');
+    await fs.copyFile(outcome.bundle.file, path.join(cwd, 'nox-mesh-host.cjs'));
+    await fs.mkdir(path.join(cwd, 'root'));
+    const probe = path.join(cwd, 'probe.cjs');
+    await fs.writeFile(probe, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(cwd, 'loaded.json'))}, JSON.stringify(process.moduleLoadList)));\n`);
+    // As the launcher starts it: the input is /dev/null, the output a pipe.
+    const run = spawnSync(process.execPath, ['-r', probe, 'nox-mesh-host.cjs', 'apply', MOTD, '--root', 'root'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env: { PATH: process.env.PATH } });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const loaded = JSON.parse(await fs.readFile(path.join(cwd, 'loaded.json'), 'utf8')) as string[];
+    expect(loaded).toContain('NativeModule fs'); // the probe saw the host's modules
+    expect(loaded.filter((name) => /^NativeModule (tty|internal\/tty|fs\/promises|internal\/fs\/promises|internal\/fs\/streams|internal\/readline\/.*)$/.test(name))).toEqual([]);
+  });
+
+  test('puts zod\'s methods on its prototypes as they are, in both of zod\'s builds, and they work on the schema', async () => {
+    const dir = await emptyFolder('bundle-zod-methods');
+    const body = `
+      const schema = z.object({ mode: z.string().regex(/^0[0-7]{3}$/) });
+      const optional = schema.optional();
+      const parsed = optional.parse({ mode: '0644' });
+      const failed = schema.safeParse({ mode: '644' });
+      const found = (key) => { for (let at = schema; at; at = Object.getPrototypeOf(at)) { const d = Object.getOwnPropertyDescriptor(at, key); if (d) return d; } };
+      process.stdout.write(JSON.stringify({ parsed, failed: failed.success, absent: optional.parse(undefined) === undefined,
+        own: ['optional', 'parse', 'safeParse'].filter((key) => Object.prototype.hasOwnProperty.call(schema, key)),
+        data: ['optional', 'parse', 'safeParse'].every((key) => typeof found(key).value === 'function' && found(key).get === undefined) }));
+    `;
+    // What the host's code reaches (import: zod's ES build) and what a require reaches (its CommonJS one).
+    for (const [name, load] of [['import', "import * as z from 'zod';"], ['require', "const z = require('zod');"]]) {
+      const file = path.join(dir, `zod-${name}.cjs`);
+      await bundleHost({ outFile: file, version, entry: `${load}\n${body}` });
+      const bundled = await runIn(dir, [process.execPath, file], { PATH: process.env.PATH });
+      expect(bundled.stderr).toBe('');
+      expect(JSON.parse(bundled.stdout)).toEqual({ parsed: { mode: '0644' }, failed: false, absent: true, own: [], data: true });
+    }
+  });
+
+  test('refuses a zod whose method installer is not the one it replaces, saying what to change', async () => {
+    const dir = await emptyFolder('bundle-other-zod');
+    const util = path.join(dir, 'node_modules', 'zod', 'v4', 'core', 'util.js');
+    await fs.mkdir(path.dirname(util), { recursive: true });
+    await fs.writeFile(util, 'export function defineBound(proto, key, fn) { proto[key] = fn; }\n');
+    const failure = await build({ stdin: { contents: `require(${JSON.stringify(util)});`, resolveDir: dir, loader: 'js' }, bundle: true, platform: 'node', write: false, logLevel: 'silent', plugins: [zodMethodsOnPrototypes] }).catch((error: unknown) => error);
+    expect(String((failure as Error).message)).toMatch(/no longer installs zod's methods as scripts\/build-host\.ts expects .*update ZOD_BOUND_METHOD/);
   });
 
   test('refuses a bundle that would contain the controller store, naming who imported it', async () => {
