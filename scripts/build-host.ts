@@ -111,7 +111,9 @@ export class ControllerCodeInHostBundle extends Error {
  * The file is written in ASCII and carries zod's English messages only (see escapeNonAscii and
  * englishOnlyZod): V8 keeps a script's whole source in memory for as long as the process runs,
  * so every byte of the bundle is a byte of the running host's memory, twice over if one
- * character in it is not Latin-1.
+ * character in it is not Latin-1. For the same budget it puts zod's methods on its prototypes as
+ * plain methods (zodMethodsOnPrototypes) and gives clipanion a platform module that does not
+ * load `tty` (clipanionPlatformWithoutTty).
  */
 export async function bundleHost(options: {
   outFile: string;
