@@ -23,6 +23,7 @@ import { linkSection } from './link/link.bench';
 import { machineFacts } from './machine-facts';
 import { colleagueSections } from './others/colleague-sections';
 import { peersSection } from './peers/peers.bench';
+import { removeSettled } from './remove-settled';
 
 const REPO_DIR = path.resolve(__dirname, '..');
 const RESULTS_DIR = path.join(__dirname, 'results');
@@ -71,7 +72,9 @@ async function main(): Promise<void> {
       say(`${section.name}: ${(error as Error)?.stack ?? String(error)}`);
       figures.push(failed({ id: `${section.name}.section`, group: section.name, label: `the ${section.name} section`, unit: 'ms' }, error));
     } finally {
-      await fs.rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      // The next section starts on a settled disk: what this one wrote, and its removal, are
+      // written out before the next section's first timed run, not during it.
+      await removeSettled(workDir).catch((error: unknown) => say(`${section.name}: cleaning up ${workDir}: ${String(error)}`));
     }
     say(`${section.name}: done in ${((performance.now() - sectionStarted) / 1000).toFixed(0)} s`);
   }
