@@ -11,6 +11,12 @@ export interface MachineFacts {
   /** `nats-server --version`, or what was said when it could not be asked. */
   nats_server: string;
   os: string;
+  /**
+   * The file system of the directory the runs write in (`describeMount`): on an ext4 without a
+   * journal, creating files slows down after many were removed in the last minutes (see
+   * bench/remove-settled.ts). Absent in results written before it was recorded.
+   */
+  work_file_system?: string;
 }
 
 /**

@@ -10,7 +10,7 @@ export function formatTable(results: BenchResults): string {
   const { machine } = results;
   const lines = [
     `Novox Mesh benchmarks: ${results.mode} run of ${results.started_at}, ${formatSeconds(results.duration_s)}`,
-    `machine: ${machine.cores} cores (${machine.cpu_model}), ${machine.memory_gb} GB, Node ${machine.node}, ${machine.nats_server}, ${machine.os}`,
+    `machine: ${machine.cores} cores (${machine.cpu_model}), ${machine.memory_gb} GB, Node ${machine.node}, ${machine.nats_server}, ${machine.os}${machine.work_file_system === undefined ? '' : `; ${machine.work_file_system}`}`,
     'median and p99 of repeated runs (p99 by nearest rank: the slowest run when there are fewer than 100)',
     '',
     '| figure | median | p99 | runs | goal | met | floor (median) | × floor | note |',

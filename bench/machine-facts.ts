@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MachineFacts } from './bench-results';
+import { describeMount } from './temp-file-system';
 
 /** This machine, as a results file records it. */
 export function machineFacts(): MachineFacts {
@@ -12,6 +13,7 @@ export function machineFacts(): MachineFacts {
     node: process.version,
     nats_server: ask('nats-server', ['--version']),
     os: osName(),
+    work_file_system: describeMount(os.tmpdir()),
   };
 }
 

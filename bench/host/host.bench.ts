@@ -12,7 +12,7 @@ import { byMode, type BenchContext, type BenchSection } from '../bench-context';
 import { failed, floorOf, measured, notMeasured, type Figure, type FigureHead, type Goal } from '../figure';
 import { residentMb } from '../proc-stat';
 import { median } from '../stats';
-import { removeSettled, syncDisks } from '../remove-settled';
+import { syncDisks } from '../remove-settled';
 import { WatchedProcess } from '../watched-process';
 import { benchResources, HOST_FILES } from './bench-files';
 import { writeEnrolledStore } from './enrolled-store';
@@ -59,15 +59,15 @@ export const hostSection: BenchSection = {
         ctx.say(`host: ${runs} × apply and reconcile of ${HOST_FILES} files with the ${which === 'bundle' ? 'bundle' : 'checkout'}`);
         const applied: MeasuredRun[] = [];
         const noops: MeasuredRun[] = [];
-        await syncDisks();
         for (let run = 0; run < runs; run += 1) {
+          // A fresh root each run, all kept until the section ends (bench/remove-settled.ts).
           const root = path.join(ctx.workDir, `${which}-${run}`);
           await fs.mkdir(root);
+          await syncDisks();
           applied.push(await timed(ctx, [...argv0, 'apply', declarationFile, '--root', root, '--json'], 'applied'));
           noops.push(await timed(ctx, [...argv0, 'reconcile', '--root', root, '--json'], 'unchanged'));
-          await removeSettled(root);
         }
-        const how = `\`node … apply FILE --root DIR\`, spawn to exit, root on the temporary directory's file system, the disk synced before each run (bench/remove-settled.ts); ${peakNote(applied.map((r) => r.peakMb))}`;
+        const how = `\`node … apply FILE --root DIR\`, spawn to exit, a fresh root each run on the temporary directory's file system, the disk synced before each run, the roots removed when the section ends (bench/remove-settled.ts); ${peakNote(applied.map((r) => r.peakMb))}`;
         return [
           measured(apply, applied.map((r) => r.ms), { ...(goals[0] === undefined ? {} : { goal: goals[0] }), note: how }),
           measured(noop, noops.map((r) => r.ms), { ...(goals[1] === undefined ? {} : { goal: goals[1] }), note: `then \`reconcile --root DIR\`; ${peakNote(noops.map((r) => r.peakMb))}` }),
@@ -95,10 +95,10 @@ export const hostSection: BenchSection = {
       for (let run = 0; run < applyRuns; run += 1) {
         const root = path.join(ctx.workDir, `in-host-${run}`);
         await fs.mkdir(root);
+        await syncDisks();
         const { first, again } = await inHostPassesUnderRunFlags(ctx, root, run === 0 ? noopRuns : 0);
         applied.push(first);
         noops.push(...again);
-        await removeSettled(root);
       }
       return [
         measured(inHostApply, applied, { note: `openHost once, then reconcilePass with the files held: the pass a declaration starts; in a process of its own under the run process's V8 flags (${RUN_PROCESS_FLAGS.join(' ')})` }),

@@ -5,7 +5,7 @@ import type { BenchContext, BenchSection } from '../bench-context';
 import { failed, measured, notMeasured, type Figure, type FigureHead } from '../figure';
 import { benchFiles } from '../host/bench-files';
 import { HOST_FILES } from '../host/bench-files';
-import { removeSettled, syncDisks } from '../remove-settled';
+import { syncDisks } from '../remove-settled';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { median } from '../stats';
 import { ansiblePlaybook, cfenginePolicy, puppetManifest } from './peer-policies';
@@ -128,13 +128,14 @@ function headOf(peer: Peer, what: 'apply' | 'noop'): FigureHead {
 async function measurePeer(ctx: BenchContext, peer: Peer, runs: number): Promise<{ applied: MeasuredRun[]; again: MeasuredRun[] }> {
   const applied: MeasuredRun[] = [];
   const again: MeasuredRun[] = [];
-  await syncDisks();
   for (let run = 0; run < runs; run += 1) {
+    // A fresh tree each run, all kept until the section ends, as the host's (bench/remove-settled.ts).
     const dir = path.join(ctx.workDir, `${peer.id}-${run}`);
     const root = path.join(dir, 'root');
     // Every tool finds the root's /srv there: Puppet, unlike the others, makes no parents.
     await fs.mkdir(path.join(root, 'srv'), { recursive: true });
     const { argv, env } = await peer.prepare(root, dir);
+    await syncDisks();
     const first = await runMeasured(argv, { cwd: dir, timeoutMs: 1_800_000, ...(env === undefined ? {} : { env }) });
     check(peer, first);
     const written = await filesState(root);
@@ -143,7 +144,6 @@ async function measurePeer(ctx: BenchContext, peer: Peer, runs: number): Promise
     if (JSON.stringify(await filesState(root)) !== JSON.stringify(written)) throw new Error(`${peer.title} changed files on its second pass`);
     applied.push(first);
     again.push(second);
-    await removeSettled(dir);
   }
   return { applied, again };
 }
