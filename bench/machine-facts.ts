@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MachineFacts } from './bench-results';
-import { describeMount } from './temp-file-system';
+import { describeMount } from './mount-of';
 
 /** This machine, as a results file records it. */
 export function machineFacts(): MachineFacts {

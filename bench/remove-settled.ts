@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 
 /**
- * Removes trees the runs wrote and waits until the removal is on disk (`sync`): the runner
+ * Removes a tree the runs wrote and waits until the removal is on disk (`sync`): the runner
  * does it with a section's work directory when the section ends.
  *
  * Nothing is removed between timed runs: each run writes a fresh tree and leaves it. On an ext4
@@ -10,13 +10,13 @@ import { promises as fs } from 'node:fs';
  * the results' `work_file_system` says), the inode allocator passes over every inode freed in
  * the last 60 s (360 s while its inode table block is unwritten) when it looks for a free one
  * (fs/ext4/ialloc.c, `recently_deleted`), so each file created after thousands were removed
- * costs a scan past them, in kernel time. Measured here: 1,000 files created in a fresh directory in 0.03 s, and in 0.13 s to
- * 1.2 s after runs that each removed the last 1,000, rising with every run and recovering
- * minutes later. Removing between runs measured the benchmark's own clean-up; a machine
+ * costs a scan past them, in kernel time. Measured here: 1,000 files created in a fresh
+ * directory in 0.03 s, and in 0.13 s to 1.2 s after runs that each removed the last 1,000,
+ * rising with every run and recovering minutes later. Removing between runs measured the benchmark's own clean-up; a machine
  * applying its files has not just removed a thousand others.
  */
-export async function removeSettled(...dirs: readonly string[]): Promise<void> {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+export async function removeSettled(dir: string): Promise<void> {
+  await fs.rm(dir, { recursive: true, force: true });
   await syncDisks();
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeMount, mountOf } from './temp-file-system';
+import { describeMount, mountOf } from './mount-of';
 
 const MOUNTINFO = [
   '22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard',
@@ -37,6 +37,6 @@ describe('mountOf', () => {
   it('reads this machine: the temporary directory is on some mount', () => {
     const mount = mountOf(os.tmpdir());
     expect(mount?.mountPoint.startsWith('/')).toBe(true);
-    expect(describeMount(os.tmpdir())).toMatch(new RegExp(`^${os.tmpdir()} is \\S+ on `));
+    expect(describeMount(os.tmpdir()).startsWith(`${os.tmpdir()} is ${mount?.type} on `)).toBe(true);
   });
 });

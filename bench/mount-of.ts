@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The file system a directory is on, as /proc/self/mountinfo has it. */
@@ -39,12 +39,11 @@ export function describeMount(dir: string, mount = mountOf(dir)): string {
 
 // jbd2 names a journal `<device>-<inode of the journal>`, e.g. `vda-8` or `dm-0-8`.
 function hasJournal(source: string, jbd2Dir: string): boolean {
-  if (!existsSync(jbd2Dir)) return false;
   const device = path.basename(source);
   try {
     return readdirSync(jbd2Dir).some((name) => name.startsWith(`${device}-`));
   } catch {
-    return false;
+    return false; // no jbd2 directory: no journal on any device
   }
 }
 
