@@ -3,12 +3,13 @@ import type { HostState } from '../../../schema/host-state';
 import { ContractViolation } from '../../../schema/parse';
 import type { RefusalReason } from '../../../schema/report';
 import { SHAPES_FOR_HOST_KIND, type Resource, type ResourceShape } from '../../../schema/resource';
-import { envelopeDigest, openEnvelope } from '../../shared/crypto/envelope';
+import { openEnvelopeWithDigest, type OpenedEnvelope } from '../../shared/crypto/envelope';
 import { EnvelopeMalformed, ForeignSigner, PayloadNotCanonical, SignatureInvalid } from '../../shared/crypto/envelope-errors';
-import { Envelope } from '../../../schema/envelope';
+import type { Envelope } from '../../../schema/envelope';
 import { hostOwnPath } from '../appliers/root-path';
 import { namesHostUnit } from '../appliers/service/host-unit';
 import { DEFAULT_SETTINGS } from '../host-context';
+import { rememberVerified } from '../reconcile/verified-declarations';
 
 /** A declaration the host may store and apply, with the digest its reports will quote. */
 export interface Admitted {
@@ -66,12 +67,13 @@ export function admitDeclaration(envelope: unknown, state: HostState, rules: Adm
   if (state.identity === null || state.pins === null) {
     return { ok: false, reason: 'wrong_node', detail: 'this host is not enrolled, so no declaration is addressed to it' };
   }
-  let declaration: Declaration;
+  let opened: OpenedEnvelope<Declaration>;
   try {
-    declaration = openEnvelope(envelope, state.pins.controller_public_key, Declaration);
+    opened = openEnvelopeWithDigest(envelope, state.pins.controller_public_key, Declaration);
   } catch (error) {
     return refusedEnvelope(error);
   }
+  const declaration = opened.value;
   const claims = { generation: declaration.generation, epoch: declaration.epoch };
   if (declaration.node !== state.identity.node) {
     return { ok: false, reason: 'wrong_node', detail: `the declaration is addressed to node "${declaration.node}", and this is "${state.identity.node}"`, ...claims };
@@ -108,8 +110,10 @@ export function admitDeclaration(envelope: unknown, state: HostState, rules: Adm
       ...claims,
     };
   }
-  const parsed = Envelope.parse(envelope);
-  return { ok: true, declaration, envelope: parsed, digest: envelopeDigest(parsed) };
+  // The envelope admitted is the one stored and applied: the pass that follows takes this check
+  // as its own rather than verifying the same bytes again.
+  rememberVerified(opened.envelope, state.pins.controller_public_key, declaration);
+  return { ok: true, declaration, envelope: opened.envelope, digest: opened.digest };
 }
 
 function namesHostItself(resource: Resource, rules: AdmissionRules): string | undefined {

@@ -3,6 +3,7 @@ import type { HostState } from '../../../schema/host-state';
 import { resourceKey, type Resource } from '../../../schema/resource';
 import { openEnvelope } from '../../shared/crypto/envelope';
 import { StoreInconsistent } from './store-inconsistent';
+import { rememberVerified, verifiedBefore } from './verified-declarations';
 
 export { StoreInconsistent } from './store-inconsistent';
 
@@ -20,19 +21,12 @@ export function storedDeclaration(state: HostState): Declaration | null {
   }
   const envelope = state.last_declaration.envelope;
   const key = state.pins.controller_public_key;
-  const memo = typeof envelope === 'object' && envelope !== null ? envelope : undefined;
-  const known = memo === undefined ? undefined : verified.get(memo);
-  if (known !== undefined && known.key === key) return known.declaration;
+  const known = verifiedBefore(envelope, key);
+  if (known !== undefined) return known;
   const declaration = openEnvelope(envelope, key, Declaration);
-  if (memo !== undefined) verified.set(memo, { key, declaration });
+  if (typeof envelope === 'object' && envelope !== null) rememberVerified(envelope, key, declaration);
   return declaration;
 }
-
-// Declarations already verified, by the envelope object the store holds in memory. What comes
-// from the file is a new object, verified when it is first asked for; an object in this
-// process's memory does not change under it, and a new declaration is a new object. Passes
-// every ten minutes, and several asks per pass, then check a signature once per declaration.
-const verified = new WeakMap<object, { key: string; declaration: Declaration }>();
 
 /**
  * What the machine should hold now: the verified declaration's resources, with what a person

@@ -153,6 +153,20 @@ describe('Ed25519 through Node', () => {
     expect(lax).toBe(true);
   });
 
+  test('signs with each of many seeds in turn under its own key, keeping none of them mixed up', () => {
+    const seeds = Array.from({ length: 40 }, () => new Uint8Array(randomBytes(32)));
+    const message = new TextEncoder().encode('declaration');
+    for (const round of [1, 2]) {
+      for (const seed of seeds) {
+        const expected = sodium().crypto_sign_seed_keypair(seed);
+        const publicKey = ed25519PublicKey(seed);
+        expect(Buffer.from(publicKey).equals(Buffer.from(expected.publicKey))).toBe(true);
+        expect(Buffer.from(ed25519Sign(message, seed)).equals(Buffer.from(sodium().crypto_sign_detached(message, expected.privateKey)))).toBe(true);
+        if (round === 1) publicKey.fill(0);
+      }
+    }
+  });
+
   test('says false, without throwing, for a signature or key of the wrong length', () => {
     const message = new TextEncoder().encode('declaration');
     const { signature, publicKey } = signedBy(randomBytes(32), message);

@@ -42,8 +42,30 @@ export function openEnvelope<S extends z.ZodType>(
   payloadSchema: S,
   context: EnvelopeContext = DECLARATION_CONTEXT,
 ): z.output<S> {
+  return openEnvelopeWithDigest(envelope, trustedSignerPublicKey, payloadSchema, context).value;
+}
+
+/** What openEnvelopeWithDigest opened: the payload, the envelope as its contract parsed it, and its digest. */
+export interface OpenedEnvelope<T> {
+  value: T;
+  envelope: Envelope;
+  /** As envelopeDigest gives it. */
+  digest: string;
+}
+
+/**
+ * openEnvelope, with the same checks in the same order, also giving the envelope as its
+ * contract parsed it and the digest of its payload bytes: what a host stores and quotes, read
+ * off the one decoding the checks made.
+ */
+export function openEnvelopeWithDigest<S extends z.ZodType>(
+  envelope: unknown,
+  trustedSignerPublicKey: KeyInput,
+  payloadSchema: S,
+  context: EnvelopeContext = DECLARATION_CONTEXT,
+): OpenedEnvelope<z.output<S>> {
   const trusted = publicKeyBytes(trustedSignerPublicKey, 'the trusted signer key');
-  const { payload, signature, signer } = decodeEnvelope(envelope, context);
+  const { parsed, payload, signature, signer } = decodeEnvelope(envelope, context);
 
   if (signer.length !== trusted.length || !timingSafeEqual(signer, trusted)) {
     throw new ForeignSigner(context, encodeBase64(signer), encodeBase64(trusted));
@@ -55,9 +77,10 @@ export function openEnvelope<S extends z.ZodType>(
     throw new SignatureInvalid(context, 'the signature does not match the payload');
   }
 
-  return parseContract(payloadSchema, parseCanonical(payload, context), context.label, {
+  const value = parseContract(payloadSchema, parseCanonical(payload, context), context.label, {
     next: `nothing from it was used; the ${context.label} is signed by the trusted key but does not match this version's format: upgrade whichever of mesh-control and nox-mesh-host is older`,
   });
+  return { value, envelope: parsed, digest: createHash('sha256').update(payload).digest('hex') };
 }
 
 /**
@@ -68,7 +91,7 @@ export function envelopeDigest(envelope: Envelope, context: EnvelopeContext = DE
   return createHash('sha256').update(decodeEnvelope(envelope, context).payload).digest('hex');
 }
 
-function decodeEnvelope(envelope: unknown, context: EnvelopeContext): { payload: Uint8Array; signature: Uint8Array; signer: Uint8Array } {
+function decodeEnvelope(envelope: unknown, context: EnvelopeContext): { parsed: Envelope; payload: Uint8Array; signature: Uint8Array; signer: Uint8Array } {
   const shape = Envelope.safeParse(envelope);
   if (!shape.success) throw new EnvelopeMalformed(context, describeShape(envelope, shape.error), shape.error);
   const decode = (field: 'payload' | 'signature' | 'signer'): Uint8Array => {
@@ -76,7 +99,7 @@ function decodeEnvelope(envelope: unknown, context: EnvelopeContext): { payload:
     if (bytes === undefined) throw new EnvelopeMalformed(context, `${field} is not canonical base64`);
     return bytes;
   };
-  return { payload: decode('payload'), signature: decode('signature'), signer: decode('signer') };
+  return { parsed: shape.data, payload: decode('payload'), signature: decode('signature'), signer: decode('signer') };
 }
 
 function describeShape(envelope: unknown, error: z.ZodError): string {

@@ -17,7 +17,7 @@ export {
 export { generateNodeIdentity, nkeyPublicOf, nkeySeedOf, nkeyPairOf } from './nkey';
 export { readKeyFile, writeKeyFile, type ReadKeyFileOptions, type WriteKeyFileOptions } from './key-file';
 export { KeyMalformed, KeyFileTooOpen, KeyFileMissing, KeyFileMalformed, KeyFileExists } from './key-errors';
-export { sealEnvelope, openEnvelope, envelopeDigest } from './envelope';
+export { sealEnvelope, openEnvelope, openEnvelopeWithDigest, envelopeDigest, type OpenedEnvelope } from './envelope';
 export {
   EnvelopeMalformed,
   ForeignSigner,
