@@ -322,3 +322,25 @@ describe('fileApplier.prepare', () => {
     expect(await readdir(join(root, 'etc'))).toEqual(['app.conf']);
   });
 });
+
+describe('temporaries a killed host left', () => {
+  const LEFTOVER = '.app.conf.nox-0123456789ab.tmp';
+  const leave = (): Promise<void> => writeFile(join(root, 'etc', LEFTOVER), 'half of a write');
+  const present = async (): Promise<boolean> => (await readdir(join(root, 'etc'))).includes(LEFTOVER);
+
+  test('are swept from a directory before the host first writes there, once per host rather than once per pass', async () => {
+    await mkdir(join(root, 'etc'), { recursive: true });
+    await leave();
+    await fileApplier.apply(file(), ctx);
+    expect(await present()).toBe(false);
+
+    // The same host's next pass has an apply context of its own, and the directory is not read again.
+    await leave();
+    await fileApplier.apply(file({ path: '/etc/other.conf' }), { ...ctx, pass: undefined });
+    expect(await present()).toBe(true);
+
+    // A host started afterwards (a runner of its own) sweeps it.
+    await fileApplier.apply(file({ path: '/etc/third.conf' }), { ...ctx, runner: new ProcessRunner() });
+    expect(await present()).toBe(false);
+  });
+});

@@ -62,6 +62,17 @@ describe('converge', () => {
     expect(second.map((r) => r.outcome)).toEqual(['unchanged', 'unchanged']);
   });
 
+  test('looks again at what an earlier apply of the batch may have done: a directory a file made on its way is found as declared', async () => {
+    const declared = [file('/srv/new/app.conf', 'port=80\n'), dir('/srv/new'), file('/srv/other.conf', 'x\n')];
+    const results = await converge(declared, { removeUndeclared: true }, deps);
+    expect(results.map((r) => [r.key, r.outcome])).toEqual([
+      ['file:/srv/new/app.conf', 'applied'],
+      ['directory:/srv/new', 'unchanged'],
+      ['file:/srv/other.conf', 'applied'],
+    ]);
+    expect(ownedKeys()).toEqual(['directory:/srv/new', 'file:/srv/new/app.conf', 'file:/srv/other.conf']);
+  });
+
   test('corrects drift: a managed file edited by hand is put back', async () => {
     const declared = [file('/etc/motd', 'managed\n')];
     await converge(declared, { removeUndeclared: true }, deps);

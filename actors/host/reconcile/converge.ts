@@ -211,10 +211,11 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
   // has marked, which the next pass sweeps.
   const preparing = await prepareAhead(pending, deps);
+  const changed = new BatchChanges();
   try {
     for (const item of pending) {
       if (deps.ctx.signal?.aborted) break;
-      results[item.index] = await applyOne(item, deps, records, made);
+      results[item.index] = await applyOne(item, deps, records, made, changed);
     }
   } finally {
     for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
@@ -241,13 +242,46 @@ async function prepareAhead(pending: readonly PendingApply[], deps: ConvergeDeps
   return [...byApplier.keys()];
 }
 
+/**
+ * What the applies of one batch so far may have changed on the machine, so that a resource
+ * about to be applied is looked at again only when an earlier one may have done its work: a
+ * file or directory applied changes its own path and the directories it made; anything else (an
+ * action, a package, a service, a container), or an apply that failed part way, may have
+ * changed anything.
+ */
+class BatchChanges {
+  private readonly paths = new Set<string>();
+  private anything = false;
+
+  applied(resource: Resource, madeDirectories: readonly string[]): void {
+    if (resource.shape !== 'file' && resource.shape !== 'directory') {
+      this.anything = true;
+      return;
+    }
+    this.paths.add(resource.path);
+    for (const directory of madeDirectories) this.paths.add(directory);
+  }
+
+  failed(): void {
+    this.anything = true;
+  }
+
+  mayHaveChanged(resource: Resource): boolean {
+    if (this.anything) return true;
+    if (resource.shape === 'file' || resource.shape === 'directory') return this.paths.has(resource.path);
+    return this.paths.size > 0;
+  }
+}
+
 /** Applies one resource and reads it back; on success adds its record to `records`. */
-async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordEntry[], made: string[]): Promise<ResourceResult> {
+async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordEntry[], made: string[], changed: BatchChanges): Promise<ResourceResult> {
   const { resource, applier, key, digest, owned } = item;
   const base = { key, shape: resource.shape } as const;
   const entry: RecordEntry = { key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at };
-  // Look again: an earlier resource in this batch (a directory, an action) may have done it.
-  const now: Observation = await applier.observe(resource, deps.ctx).catch(() => item.first);
+  // Look again when an earlier resource in this batch (a directory, an action) may have done it.
+  // Otherwise the batch's first look stands: the apply itself still checks what is there, and
+  // the read-back decides.
+  const now: Observation = changed.mayHaveChanged(resource) ? await applier.observe(resource, deps.ctx).catch(() => item.first) : item.first;
   if (now.unreadable === undefined && now.differences.length === 0) {
     records.push(entry);
     return { ...base, outcome: 'unchanged' };
@@ -257,7 +291,9 @@ async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordE
     const outcome = await applier.apply(resource, deps.ctx);
     output = outcome.output;
     made.push(...(outcome.madeDirectories ?? []));
+    changed.applied(resource, outcome.madeDirectories ?? []);
   } catch (error) {
+    changed.failed();
     return { ...base, outcome: 'failed', detail: messageOf(error) };
   }
   const readBack: Observation = await applier.observe(resource, deps.ctx).catch((error: unknown) => ({ present: false, differences: [`read-back failed: ${messageOf(error)}`] }));

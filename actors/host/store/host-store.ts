@@ -83,7 +83,7 @@ export class HostStore {
    * replaceFilesSync): the promise is for callers that queue behind a save.
    */
   async save(state: HostState): Promise<void> {
-    const bytes = Buffer.from(serialize(this.checker.check(state)), 'utf8');
+    const bytes = Buffer.from(this.checker.serialize(state), 'utf8');
     const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
     if (!this.dirMade) this.makeDir();
     try {

@@ -48,4 +48,30 @@ describe('checking states before they are written', () => {
     expect(checker.check(owning('/etc/motd')).sequence).toBe(1);
     expect(() => checker.check({ ...owning('/etc/motd'), sequence: -1 })).toThrow(ContractViolation);
   });
+
+  test('writes out each state as JSON.stringify would, byte for byte, through a run of saves that change a field or two', () => {
+    const checker = new StateChecker();
+    const handApplied = { shape: 'file', path: '/etc/motd', content: { text: 'line one\nline two\n' } } as unknown as HostState['local_resources'][number];
+    const states: HostState[] = [
+      emptyHostState(),
+      owning('/etc/motd'),
+      owning('/etc/motd', '/etc/issue'),
+      { ...owning('/etc/motd', '/etc/issue'), applying: ['file:/etc/hosts'], local_resources: [handApplied] },
+      { ...owning('/etc/motd', '/etc/issue'), applying: ['file:/etc/hosts'], local_resources: [handApplied], sequence: 9 },
+      { ...owning(), made_directories: ['/srv/a', '/srv/a/b'] },
+      emptyHostState(),
+    ];
+    for (const state of states) {
+      const text = checker.serialize(state);
+      expect(text).toBe(`${JSON.stringify(new StateChecker().check(state), null, 2)}\n`);
+      expect(JSON.parse(text)).toEqual(new StateChecker().check(state));
+    }
+  });
+
+  test('writes nothing for a state that breaks the contract', () => {
+    const checker = new StateChecker();
+    checker.serialize(owning('/etc/motd'));
+    expect(() => checker.serialize({ ...owning('/etc/motd'), sequence: -1 })).toThrow(ContractViolation);
+    expect(() => checker.serialize({ ...owning('/etc/motd'), extra: true } as HostState)).toThrow(/host state\.extra: unknown field/);
+  });
 });
