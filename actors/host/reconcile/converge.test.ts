@@ -73,6 +73,24 @@ describe('converge', () => {
     expect(ownedKeys()).toEqual(['directory:/srv/new', 'file:/srv/new/app.conf', 'file:/srv/other.conf']);
   });
 
+  test('marks before it writes what the host does not own yet, and rewrites what it owns with one store write', async () => {
+    await converge([file('/etc/motd', 'one\n')], { removeUndeclared: true }, deps);
+    const writes: string[][] = [];
+    const update = deps.state.update.bind(deps.state);
+    deps.state.update = (change) => update((s) => {
+      const next = change(s);
+      writes.push(next.applying);
+      return next;
+    });
+    await converge([file('/etc/motd', 'two\n')], { removeUndeclared: true }, deps);
+    expect(writes).toEqual([[]]);
+    writes.length = 0;
+    await converge([file('/etc/motd', 'three\n'), file('/etc/issue', 'new\n')], { removeUndeclared: true }, deps);
+    expect(writes).toEqual([['file:/etc/issue'], []]);
+    expect(await read('etc/motd')).toBe('three\n');
+    expect(ownedKeys()).toEqual(['file:/etc/issue', 'file:/etc/motd']);
+  });
+
   test('corrects drift: a managed file edited by hand is put back', async () => {
     const declared = [file('/etc/motd', 'managed\n')];
     await converge(declared, { removeUndeclared: true }, deps);

@@ -139,12 +139,13 @@ interface PendingApply {
 }
 
 /**
- * One batch, with two store writes however many resources it holds: first every resource is
- * observed and classified (adoption decides about what the host did not make), then one write
- * records what needs no change and marks `applying` every key about to be applied, then each is
+ * One batch, with at most two store writes however many resources it holds: first every
+ * resource is observed and classified (adoption decides about what the host did not make), then
+ * one write records what needs no change and marks `applying` every key about to be applied that
+ * the host does not own yet (none to write when there is nothing of either), then each is
  * applied in declaration order and read back, then one write records what worked and clears the
  * marks. A resource is still recorded only after its read-back matched, and anything the host
- * touches is marked before it does, so a kill at any instant leaves an honest store.
+ * touches is owned or marked before it does, so a kill at any instant leaves an honest store.
  */
 async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Promise<ResourceResult[]> {
   const results: ResourceResult[] = new Array(batch.length);
@@ -200,7 +201,10 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
     pending.push({ index, resource, applier, key, digest, owned, first: observation });
   }
 
-  const marks = pending.map((item) => item.key);
+  // A key the host already owns needs no mark: whatever a kill leaves of its apply is the host's
+  // (the file it wrote, or a temporary beside it, swept by the next host), so a batch that only
+  // changes what the host owns, as a new declaration mostly does, writes the store once.
+  const marks = pending.filter((item) => item.owned === undefined).map((item) => item.key);
   if (lines.length > 0 || records.length > 0 || marks.length > 0) {
     await deps.ctx.barrier?.flush();
     await commit(deps, { lines, records, mark: marks });

@@ -39,13 +39,18 @@ function declarationOf(files: Declared[], dirs: string[]) {
   };
 }
 
-// A: 180 files in 20 directories. B: half of A's files, 90 new ones, and its own directories,
-// so switching between them removes and creates.
+// A: 180 files in 20 directories. B: half of A's files (a quarter as they are, a quarter with
+// other content), 100 new ones, and its own directories, so switching between them removes,
+// creates and rewrites files the host owns.
 const dirsA = Array.from({ length: 20 }, (_, i) => `/srv/a/d${i}`);
 const filesA = Array.from({ length: 180 }, (_, i) => ({ path: `/srv/a/d${i % 20}/f${i}`, text: `a ${i}\n` }));
 // B keeps A's directories (half of A's files stay in them) and adds its own.
 const dirsB = [...dirsA, ...Array.from({ length: 10 }, (_, i) => `/srv/b/d${i}`)];
-const filesB = [...filesA.slice(0, 90), ...Array.from({ length: 100 }, (_, i) => ({ path: `/srv/b/d${i % 10}/g${i}`, text: `b ${i}\n` }))];
+const filesB = [
+  ...filesA.slice(0, 45),
+  ...filesA.slice(45, 90).map((file) => ({ path: file.path, text: `b's ${file.text}` })),
+  ...Array.from({ length: 100 }, (_, i) => ({ path: `/srv/b/d${i % 10}/g${i}`, text: `b ${i}\n` })),
+];
 
 let root: string;
 let files: Record<'A' | 'B', string>;
@@ -100,7 +105,9 @@ async function onMachine(): Promise<{ files: Map<string, string>; dirs: Set<stri
   return found;
 }
 
-const ALL_TEXT = new Map([...filesA, ...filesB].map((f) => [f.path, f.text]));
+// What each path is declared to hold, in A or in B.
+const DECLARED_TEXTS = new Map<string, string[]>();
+for (const f of [...filesA, ...filesB]) DECLARED_TEXTS.set(f.path, [...(DECLARED_TEXTS.get(f.path) ?? []), f.text]);
 // Directories the host creates as parents of what it declares (not resources themselves).
 const PARENTS = new Set(['/srv', '/srv/a', '/srv/b', '/var', '/var/lib']);
 
@@ -112,16 +119,16 @@ async function expectHonestStore(): Promise<{ owned: Set<string>; applying: Set<
   // Nothing phantom: every owned file is there with the text it was declared with.
   for (const key of owned) {
     const p = key.slice(key.indexOf(':') + 1);
-    if (key.startsWith('file:')) expect({ key, text: machine.files.get(p) }).toEqual({ key, text: ALL_TEXT.get(p) });
+    if (key.startsWith('file:')) expect({ key, declared: DECLARED_TEXTS.get(p)?.includes(machine.files.get(p) as string) }).toEqual({ key, declared: true });
     else expect({ key, present: machine.dirs.has(p) }).toEqual({ key, present: true });
   }
   // Nothing orphaned: every file and directory the host made is owned or marked applying.
-  // A temporary file of a write cut short belongs to the file it was for, and must be gone
-  // by the time that file is settled.
+  // A temporary file of a write cut short belongs to the file it was for (one the host owns, or
+  // one it marked before writing), and must be gone by the time that file is settled.
   for (const p of machine.files.keys()) {
     const temporary = /^(.*)\/\.(.+)\.nox-[0-9a-f]{12}\.tmp$/.exec(p);
     const target = temporary ? `${temporary[1]}/${temporary[2]}` : p;
-    const accounted = temporary ? applying.has(`file:${target}`) : owned.has(`file:${p}`) || applying.has(`file:${p}`);
+    const accounted = owned.has(`file:${target}`) || applying.has(`file:${target}`);
     expect({ p, accounted }).toEqual({ p, accounted: true });
   }
   for (const p of machine.dirs) {
@@ -165,5 +172,6 @@ test(`a host killed with SIGKILL at ${KILLS} random instants always restarts to 
     expect([...applying]).toEqual([]);
     const machine = await onMachine();
     expect([...machine.files.keys()].sort()).toEqual((which === 'A' ? filesA : filesB).map((f) => f.path).sort());
+    for (const f of which === 'A' ? filesA : filesB) expect({ path: f.path, text: machine.files.get(f.path) }).toEqual({ path: f.path, text: f.text });
   }
 }, 180_000);
