@@ -37,9 +37,10 @@ export function fleetMembers(count: number, prefix = 'sim'): FleetMember[] {
 }
 
 /**
- * Opens the member's own connection the way the host's does after its probe: TLS trusting the
- * probed certificate alone and checking its fingerprint again (pinnedDial), the member's own
- * nkey, replies only under its own inbox prefix. Reconnects on its own, as the host's link does.
+ * Opens the member's own connection the way the host's does after its probe (pinnedAttempt):
+ * TLS trusting the probed certificate alone and checking its fingerprint again (pinnedDial), the
+ * member's own nkey, replies only under its own inbox prefix, no async stack traces. Reconnects
+ * on its own, as the host's link does.
  */
 export function connectMember(member: FleetMember, broker: FleetBroker): Promise<NatsConnection> {
   return connect({
@@ -48,6 +49,7 @@ export function connectMember(member: FleetMember, broker: FleetBroker): Promise
     authenticator: memberAuthenticator(member),
     inboxPrefix: nodeInboxPrefix(member.name),
     name: `nox-mesh-host ${member.name} (simulated)`,
+    noAsyncTraces: true,
     timeout: 30_000,
     maxReconnectAttempts: -1,
   });

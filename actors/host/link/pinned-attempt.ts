@@ -32,6 +32,9 @@ export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInp
       name: `nox-mesh-host ${identity.node}`,
       reconnect: false,
       ignoreClusterUpdates: true,
+      // The host says what failed by its message; the client's stack of where each request was
+      // made would cost two errors built, and never thrown, for every acknowledgement it sends.
+      noAsyncTraces: true,
       timeout: input.timeoutMs,
       ...deadLinkPings(options.deadLinkMs),
     }, { signal });
