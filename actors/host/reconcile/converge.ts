@@ -213,7 +213,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   if (pending.length === 0) return results.filter((r) => r !== undefined);
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
-  // has marked, which the next pass sweeps.
+  // has marked or already owns, which the next host sweeps.
   const preparing = await prepareAhead(pending, deps);
   const changed = new BatchChanges();
   try {
