@@ -56,6 +56,13 @@ export interface Applier<R extends Resource = Resource> {
   readonly shape: R['shape'];
   /** Refuses a resource this host must not take (its own unit, a shape its kind cannot hold). */
   refuse?(resource: R, ctx: ApplyContext): string | undefined;
+  /**
+   * Optional: removes what a host killed while applying `resource` may have left beside it (a
+   * file's temporaries). Run by converge, before the resource is looked at, for a resource the
+   * host owns or marked applying, whether or not it then needs an apply: the file a killed
+   * host was rewriting may already be right, and nothing else would clear its temporaries.
+   */
+  tidy?(resource: R, ctx: ApplyContext): void;
   observe(resource: R, ctx: ApplyContext): Promise<Observation>;
   apply(resource: R, ctx: ApplyContext): Promise<ApplyOutcome>;
   /**

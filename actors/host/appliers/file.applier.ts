@@ -38,6 +38,10 @@ export const fileApplier: Applier<FileResource> = {
     return hostOwnPath(resource.path, ctx);
   },
 
+  tidy(resource: FileResource, ctx: ApplyContext): void {
+    sweepStaleTemporaries(resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories), ctx);
+  },
+
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
       const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);

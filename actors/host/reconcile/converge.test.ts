@@ -73,6 +73,29 @@ describe('converge', () => {
     expect(ownedKeys()).toEqual(['directory:/srv/new', 'file:/srv/new/app.conf', 'file:/srv/other.conf']);
   });
 
+  test('a new host tidies the temporaries a killed host left beside a file it owns, even when the file needs no apply', async () => {
+    await converge([file('/etc/motd', 'one\n')], { removeUndeclared: true }, deps);
+    // What a host killed between preparing and renaming leaves: the file as it was, declared
+    // again, and the new content's temporary beside it.
+    const leftover = 'etc/.motd.nox-0123456789ab.tmp';
+    await fs.writeFile(path.join(root, leftover), 'two\n');
+    const next = { ...deps, ctx: { ...deps.ctx, runner: new ProcessRunner() } };
+    const results = await converge([file('/etc/motd', 'one\n')], { removeUndeclared: true }, next);
+    expect(results.map((r) => r.outcome)).toEqual(['unchanged']);
+    expect(await exists(leftover)).toBe(false);
+    expect(await read('etc/motd')).toBe('one\n');
+  });
+
+  test('leaves alone a directory holding nothing the host owns, temporaries and all', async () => {
+    await fs.mkdir(path.join(root, 'opt'), { recursive: true });
+    const theirs = 'opt/.tool.nox-0123456789ab.tmp';
+    await fs.writeFile(path.join(root, theirs), 'not ours\n');
+    await fs.writeFile(path.join(root, 'opt/tool'), 'x\n');
+    const results = await converge([file('/opt/tool', 'x\n')], { removeUndeclared: true }, deps);
+    expect(results.map((r) => r.outcome)).toEqual(['unchanged']);
+    expect(await exists(theirs)).toBe(true);
+  });
+
   test('marks before it writes what the host does not own yet, and rewrites what it owns with one store write', async () => {
     await converge([file('/etc/motd', 'one\n')], { removeUndeclared: true }, deps);
     const writes: string[][] = [];

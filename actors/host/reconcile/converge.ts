@@ -169,6 +169,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
     const digest = parsedResourceDigest(resource);
     let observation: Observation;
     try {
+      if (ownedBefore.has(key) || applyingBefore.has(key)) applier.tidy?.(resource, deps.ctx);
       observation = await applier.observe(resource, deps.ctx);
     } catch (error) {
       results[index] = { ...base, outcome: 'failed', detail: `could not read the machine: ${messageOf(error)}` };
@@ -202,8 +203,8 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   }
 
   // A key the host already owns needs no mark: whatever a kill leaves of its apply is the host's
-  // (the file it wrote, or a temporary beside it, swept by the next host), so a batch that only
-  // changes what the host owns, as a new declaration mostly does, writes the store once.
+  // (the file it wrote, or a temporary beside it, which the next host tidies), so a batch that
+  // only changes what the host owns, as a new declaration mostly does, writes the store once.
   const marks = pending.filter((item) => item.owned === undefined).map((item) => item.key);
   if (lines.length > 0 || records.length > 0 || marks.length > 0) {
     await deps.ctx.barrier?.flush();
@@ -213,7 +214,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   if (pending.length === 0) return results.filter((r) => r !== undefined);
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
-  // has marked or already owns, which the next host sweeps.
+  // has marked or already owns, which the next host tidies before it looks at them.
   const preparing = await prepareAhead(pending, deps);
   const changed = new BatchChanges();
   try {
