@@ -133,6 +133,8 @@ describe('directoryApplier.keepOriginal', () => {
     const kept = await directoryApplier.keepOriginal(directory(), ctx, join(scratch, 'originals'));
     expect(kept).toBe(join(scratch, 'originals/srv/app.meta.json'));
     expect(JSON.parse(await readFile(kept ?? '', 'utf8'))).toMatchObject({ path: '/srv/app', mode: '0710', uid: 1000, gid: 1001 });
+    // Written beside and renamed in place: nothing but the record is there.
+    expect(await readdir(join(scratch, 'originals/srv'))).toEqual(['app.meta.json']);
   });
 
   test('keeps nothing when there is no directory', async () => {

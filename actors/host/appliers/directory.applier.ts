@@ -1,11 +1,12 @@
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, rmdirSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, rmdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
 import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
+import { replaceFilesSync } from '../store/replace-files-sync';
 
 // A directory resource is the directory itself (its existence, mode and ownership), never its
 // contents. So removal takes away only an empty directory: anything inside was put there by
@@ -113,14 +114,9 @@ export const directoryApplier: Applier<DirectoryResource> = {
       gid: stats.gid,
       mtime: utcTimestamp(stats.mtime),
     };
-    const fd = openSync(kept, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
-    try {
-      const bytes = Buffer.from(`${JSON.stringify(record, null, 2)}\n`);
-      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    // Written whole or not at all: the record's presence is what says the original is kept, so
+    // a host killed while writing it must not leave a part of one for the next host to trust.
+    replaceFilesSync(dirname(kept), [{ name: basename(kept), data: `${JSON.stringify(record, null, 2)}\n` }]);
     return kept;
   },
 };

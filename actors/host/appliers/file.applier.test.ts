@@ -261,6 +261,17 @@ describe('fileApplier.keepOriginal', () => {
     expect(await readFile(join(dir, 'etc/app.conf'), 'utf8')).toBe('the machine\'s own\n');
   });
 
+  test('a record left without its copy, by a host killed between the two, is kept again whole', async () => {
+    const original = Buffer.from('# tuned by hand\n');
+    await existing('/etc/app.conf', original, 0o640);
+    const dir = join(scratch, 'originals');
+    await mkdir(join(dir, 'etc'), { recursive: true });
+    await writeFile(join(dir, 'etc/app.conf.meta.json'), '{"path": "/etc/app.conf", "mode": "06');
+    expect(await fileApplier.keepOriginal(file(), ctx, dir)).toBe(join(dir, 'etc/app.conf'));
+    expect(await readFile(join(dir, 'etc/app.conf'))).toEqual(original);
+    expect(JSON.parse(await readFile(join(dir, 'etc/app.conf.meta.json'), 'utf8'))).toMatchObject({ path: '/etc/app.conf', mode: '0640', size: original.length });
+  });
+
   test('keeps nothing when there is no file', async () => {
     expect(await fileApplier.keepOriginal(file(), ctx, join(scratch, 'originals'))).toBeUndefined();
   });

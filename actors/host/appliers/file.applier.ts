@@ -167,7 +167,6 @@ export const fileApplier: Applier<FileResource> = {
     const source = openRegular(real, resource.path);
     try {
       const original = source.stats;
-      writeAtomically(kept, { mode: 0o600 }, (fd) => copyFrom(source.fd, fd), ctx);
       const record = {
         path: resource.path,
         shape: 'file',
@@ -177,7 +176,11 @@ export const fileApplier: Applier<FileResource> = {
         size: original.size,
         mtime: utcTimestamp(original.mtime),
       };
+      // The record first, then the copy: whether the original is kept is told by the copy, so a
+      // host killed between the two keeps it again, record and all, on its next try, where the
+      // other order would have left a copy without its record for good.
       writeAtomically(`${kept}.meta.json`, { mode: 0o600 }, (fd) => writeAll(fd, Buffer.from(`${JSON.stringify(record, null, 2)}\n`)), ctx);
+      writeAtomically(kept, { mode: 0o600 }, (fd) => copyFrom(source.fd, fd), ctx);
     } finally {
       closeSync(source.fd);
     }
