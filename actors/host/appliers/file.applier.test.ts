@@ -272,6 +272,15 @@ describe('fileApplier.keepOriginal', () => {
     expect(JSON.parse(await readFile(join(dir, 'etc/app.conf.meta.json'), 'utf8'))).toMatchObject({ path: '/etc/app.conf', mode: '0640', size: original.length });
   });
 
+  test('writes no copy when its record cannot be written, so the original is never taken as kept without one', async () => {
+    await existing('/etc/app.conf', 'the machine\'s own\n');
+    const dir = join(scratch, 'originals');
+    // A directory where the record goes: its rename into place fails.
+    await mkdir(join(dir, 'etc/app.conf.meta.json'), { recursive: true });
+    await expect(fileApplier.keepOriginal(file(), ctx, dir)).rejects.toThrow();
+    expect(await readdir(join(dir, 'etc'))).toEqual(['app.conf.meta.json']);
+  });
+
   test('keeps nothing when there is no file', async () => {
     expect(await fileApplier.keepOriginal(file(), ctx, join(scratch, 'originals'))).toBeUndefined();
   });
