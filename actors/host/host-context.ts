@@ -20,7 +20,7 @@ export interface HostContext {
   appliers: ApplierSet;
   adopter: Adopter;
   now: () => Date;
-  /** Said once when the store was opened: recovery from the last-good copy, for instance. */
+  /** Said once when the store was opened: recovery from the last-good copy, or what was swept. */
   storeProblem?: string;
   /** Releases the store lock. */
   close(): Promise<void>;
@@ -39,7 +39,9 @@ export async function openHost(settings: HostSettings, parts: HostParts): Promis
   const release = await lockStore(settings.stateDir);
   try {
     const store = new HostStore(settings.stateDir);
-    const loaded = await store.load();
+    // Under the lock, so the store may be repaired: see HostStore.load.
+    const loaded = await store.load({ repair: true });
+    const problem = [loaded.problem, loaded.swept].filter((text) => text !== undefined).join('; ');
     return {
       settings,
       store,
@@ -48,7 +50,7 @@ export async function openHost(settings: HostSettings, parts: HostParts): Promis
       appliers: parts.appliers,
       adopter: parts.adopter,
       now: parts.now ?? (() => new Date()),
-      ...(loaded.problem === undefined ? {} : { storeProblem: loaded.problem }),
+      ...(problem === '' ? {} : { storeProblem: problem }),
       close: release,
     };
   } catch (error) {
