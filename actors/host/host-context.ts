@@ -20,7 +20,7 @@ export interface HostContext {
   appliers: ApplierSet;
   adopter: Adopter;
   now: () => Date;
-  /** Said once when the store was opened: recovery from the last-good copy, or what was swept. */
+  /** Said once when the store was opened: recovery from the last-good copy, for instance. */
   storeProblem?: string;
   /** Releases the store lock. */
   close(): Promise<void>;
@@ -39,9 +39,9 @@ export async function openHost(settings: HostSettings, parts: HostParts): Promis
   const release = await lockStore(settings.stateDir);
   try {
     const store = new HostStore(settings.stateDir);
-    // Under the lock, so the store may be repaired: see HostStore.load.
+    // Under the lock, so the store may be repaired: see HostStore.load. What it sweeps (the
+    // leftovers of a killed save) is routine after a kill and needs no one's attention.
     const loaded = await store.load({ repair: true });
-    const problem = [loaded.problem, loaded.swept].filter((text) => text !== undefined).join('; ');
     return {
       settings,
       store,
@@ -50,7 +50,7 @@ export async function openHost(settings: HostSettings, parts: HostParts): Promis
       appliers: parts.appliers,
       adopter: parts.adopter,
       now: parts.now ?? (() => new Date()),
-      ...(problem === '' ? {} : { storeProblem: problem }),
+      ...(loaded.problem === undefined ? {} : { storeProblem: loaded.problem }),
       close: release,
     };
   } catch (error) {
