@@ -108,7 +108,7 @@ export const hostSection: BenchSection = {
 
     const killed: FigureHead = { id: 'host.kill9.converged', group: 'host', label: 'kill -9 at a random instant of an apply or removal, then a run: converged exactly', unit: '%' };
     await attempt([killed], [undefined], async () => {
-      const trials = byMode(ctx, 10, 1000);
+      const trials = byMode(ctx, 4, 1000);
       ctx.say(`host: ${trials} × kill -9 during apply or removal, each followed by a run to completion`);
       const found = await killTrials([process.execPath, bundle], ctx.workDir, trials, ctx.say);
       const share = (found.converged / found.trials) * 100;
