@@ -13,9 +13,9 @@ export function clockTicksPerSecond(): number {
   return ticksPerSecond;
 }
 
-/** Resident memory of process `pid` in MB (VmRSS of /proc/<pid>/status). */
-export function residentMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+/** Resident memory of process `pid` in MB (VmRSS of /proc/<pid>/status; `proc` is /proc unless a test gives another). */
+export function residentMb(pid: number, proc = '/proc'): number {
+  const status = readFileSync(`${proc}/${pid}/status`, 'utf8');
   const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
   if (match === null) throw new Error(`/proc/${pid}/status has no VmRSS line: the process has ended`);
   return Number(match[1]) / 1024;
@@ -25,8 +25,8 @@ export function residentMb(pid: number): number {
  * CPU time process `pid` has used so far, user and system together, in seconds (fields 14 and
  * 15 of /proc/<pid>/stat, after the command name, which may itself hold spaces and brackets).
  */
-export function cpuSeconds(pid: number): number {
-  return statTicks(pid, false) / clockTicksPerSecond();
+export function cpuSeconds(pid: number, proc = '/proc'): number {
+  return statTicks(pid, false, proc) / clockTicksPerSecond();
 }
 
 /**
@@ -35,14 +35,14 @@ export function cpuSeconds(pid: number): number {
  * per connection. The ended children's time stays in the sum (fields 16 and 17, cutime and
  * cstime), so a backend that ends between two readings does not make the second one smaller.
  */
-export function treeCpuSeconds(pid: number): number {
-  let total = statTicks(pid, true) / clockTicksPerSecond();
-  for (const entry of readdirSync('/proc')) {
+export function treeCpuSeconds(pid: number, proc = '/proc'): number {
+  let total = statTicks(pid, true, proc) / clockTicksPerSecond();
+  for (const entry of readdirSync(proc)) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const stat = readFileSync(`${proc}/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === pid) total += cpuSeconds(Number(entry));
+      if (parent === pid) total += cpuSeconds(Number(entry), proc);
     } catch {
       // Ended while the list was read.
     }
@@ -51,12 +51,19 @@ export function treeCpuSeconds(pid: number): number {
 }
 
 /** utime + stime of /proc/<pid>/stat, and with `reaped` also cutime + cstime, in clock ticks. */
-function statTicks(pid: number, reaped: boolean): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+function statTicks(pid: number, reaped: boolean, proc: string): number {
+  return statLineTicks(readFileSync(`${proc}/${pid}/stat`, 'utf8'), reaped);
+}
+
+/**
+ * utime + stime of one /proc stat line (a process's or a thread's), and with `reaped` also
+ * cutime + cstime, in clock ticks.
+ */
+export function statLineTicks(stat: string, reaped: boolean): number {
   // After the command name, which may itself hold spaces and brackets: afterName[0] is field 3
   // (state), so utime (field 14) is afterName[11], stime [12], cutime [13], cstime [14].
   const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const fields = (reaped ? [11, 12, 13, 14] : [11, 12]).map((index) => Number(afterName[index]));
-  if (!fields.every(Number.isFinite)) throw new Error(`/proc/${pid}/stat could not be read: ${stat.slice(0, 120)}`);
+  if (!fields.every(Number.isFinite)) throw new Error(`a /proc stat line could not be read: ${stat.slice(0, 120)}`);
   return fields.reduce((sum, ticks) => sum + ticks, 0);
 }

@@ -1,3 +1,4 @@
+import { MAX_DECLARATION_BYTES } from './bounds';
 import { Envelope, ENVELOPE_FORMAT } from './envelope';
 import { expectRefused, expectRoundTrip } from './expect-contract';
 
@@ -26,5 +27,12 @@ describe('the envelope contract', () => {
     expectRefused(Envelope, { ...envelope, signature: 'AAA' }, 'envelope', 'envelope.signature', /base64/);
     expectRefused(Envelope, { ...envelope, payload: '' }, 'envelope', 'envelope.payload');
     expectRefused(Envelope, { ...envelope, signer: undefined }, 'envelope', 'envelope.signer', /required/);
+  });
+
+  test('refuses a payload over the declaration bound by its length, before anything is decoded', () => {
+    const over = 'A'.repeat(((MAX_DECLARATION_BYTES + 3) / 3) * 4);
+    expectRefused(Envelope, { ...envelope, payload: over }, 'envelope', 'envelope.payload', /over the 32 MiB a declaration may be/);
+    const at = 'A'.repeat(Math.floor(MAX_DECLARATION_BYTES / 3) * 4);
+    expect(Envelope.parse({ ...envelope, payload: at }).payload).toHaveLength(at.length);
   });
 });

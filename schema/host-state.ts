@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
-import { Resource, ResourceKey } from './resource';
+import { FileResource, Resource, ResourceKey } from './resource';
 import { AbsolutePath, Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
 
 /**
@@ -84,6 +84,31 @@ export const HostState = z.strictObject({
 });
 /** See {@link HostState}. */
 export type HostState = z.infer<typeof HostState>;
+
+/**
+ * A large value kept beside the store rather than in it: `<state-dir>/content/<sha256>` holds
+ * its JSON, and `stored` is the SHA-256 of those bytes, checked when the store is read. The
+ * store holds a reference in place of a hand-applied file's content over 4 KiB and of the last
+ * declaration's envelope over 4 KiB, so state.json (written twice on every save) does not grow
+ * with the size of what the host applies: it grows with the number of resources alone.
+ */
+export const StoredContent = z.strictObject({ stored: Sha256Hex });
+/** See {@link StoredContent}. */
+export type StoredContent = z.infer<typeof StoredContent>;
+
+/** A hand-applied resource as state.json holds it: a file's content may be a StoredContent. */
+export const HeldResource = z.union([Resource, FileResource.extend({ content: StoredContent })]);
+/** See {@link HeldResource}. */
+export type HeldResource = z.infer<typeof HeldResource>;
+
+/**
+ * The host store as state.json holds it: {@link HostState} with large values referred to (see
+ * {@link StoredContent}); `last_declaration.envelope` may be `{"stored": "<sha256>"}` too.
+ * A store written before references were kept has everything inline, and reads the same.
+ */
+export const StoredHostState = HostState.extend({ local_resources: z.array(HeldResource) });
+/** See {@link StoredHostState}. */
+export type StoredHostState = z.infer<typeof StoredHostState>;
 
 /** The store of a host that has never enrolled nor applied anything (`hosted`). */
 export function emptyHostState(): HostState {

@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { MAX_CONTENT_BYTES } from './bounds';
 import { expectRefused, expectRoundTrip, type RefusalCase } from './expect-contract';
 import { ContractViolation, parseContract } from './parse';
 import {
@@ -57,6 +58,14 @@ const refuses = (cases: RefusalCase[]) =>
   });
 
 describe('file resources', () => {
+  it('takes a content of exactly the bound and refuses one byte more, as text or as base64', () => {
+    const at = 'x'.repeat(MAX_CONTENT_BYTES);
+    expect(parseContract(Resource, { shape: 'file', path: '/srv/at', content: { text: at } }, 'resource')).toMatchObject({ content: { text: at } });
+    expectRefused(Resource, { shape: 'file', path: '/srv/over', content: { text: `${at}é` } }, 'resource', 'resource.content.text', /8,388,610 bytes, over the 8 MiB a file resource may hold; ship a file that large in a package/);
+    const overBase64 = Buffer.alloc(MAX_CONTENT_BYTES + 1).toString('base64');
+    expectRefused(Resource, { shape: 'file', path: '/srv/over', content: { base64: overBase64 } }, 'resource', 'resource.content.base64', /8,388,609 bytes, over the 8 MiB/);
+  });
+
   it('round-trips a file with text content through JSON', () => {
     expect(expectRoundTrip(Resource, motd, 'resource')).toEqual(motd);
   });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { base64DecodedBytes, bytesText, MAX_CONTENT_BYTES } from './bounds';
 import { digestOf } from './canonical';
 import { parseContract } from './parse';
 import { AbsolutePath } from './primitives';
@@ -42,12 +43,25 @@ const Environment = z.record(
   NoNul,
 );
 
-/** A file the host writes whole: its text or bytes, mode and ownership. */
+function withinContentBound(bytes: number): boolean {
+  return bytes <= MAX_CONTENT_BYTES;
+}
+
+function contentTooLarge(bytes: number): string {
+  return `the content is ${bytesText(bytes)}, over the ${bytesText(MAX_CONTENT_BYTES)} a file resource may hold; ship a file that large in a package`;
+}
+
+/** A file the host writes whole: its text or bytes (at most MAX_CONTENT_BYTES), mode and ownership. */
 export const FileResource = z.strictObject({
   shape: z.literal('file'),
   path: ResourcePath,
   content: z.union(
-    [z.strictObject({ text: z.string() }), z.strictObject({ base64: z.base64({ error: 'expected base64' }) })],
+    [
+      z.strictObject({ text: z.string().refine((text) => withinContentBound(Buffer.byteLength(text, 'utf8')), { error: (issue) => contentTooLarge(Buffer.byteLength(issue.input as string, 'utf8')) }) }),
+      z.strictObject({
+        base64: z.base64({ error: 'expected base64' }).refine((text) => withinContentBound(base64DecodedBytes(text)), { error: (issue) => contentTooLarge(base64DecodedBytes(issue.input as string)) }),
+      }),
+    ],
     { error: 'expected content as {"text": "…"} or {"base64": "…"}' },
   ),
   mode: FileMode.default('0644'),

@@ -39,7 +39,9 @@ export async function openHost(settings: HostSettings, parts: HostParts): Promis
   const release = await lockStore(settings.stateDir);
   try {
     const store = new HostStore(settings.stateDir);
-    const loaded = await store.load();
+    // Under the lock, so the store may be repaired: see HostStore.load. What it sweeps (the
+    // leftovers of a killed save) is routine after a kill and needs no one's attention.
+    const loaded = await store.load({ repair: true });
     return {
       settings,
       store,

@@ -1,5 +1,6 @@
 import * as fs from '../../shared/fs/promised-fs';
 import { Command, Option } from 'clipanion';
+import { bytesText, MAX_DECLARATION_BYTES } from '../../../schema/bounds';
 import { LocalDeclaration } from '../../../schema/local-declaration';
 import { parseContract } from '../../../schema/parse';
 import { resourceKey } from '../../../schema/resource';
@@ -55,8 +56,17 @@ export class ApplyCommand extends HostCommand {
 async function readDeclaration(file: string): Promise<LocalDeclaration> {
   let text: string;
   try {
+    // Refused before it is read, so a file of any size costs the host nothing.
+    const { size } = await fs.stat(file);
+    if (size > MAX_DECLARATION_BYTES) {
+      throw new DeclarationFileUnreadable(`the declaration file is ${bytesText(size)}, over the ${bytesText(MAX_DECLARATION_BYTES)} a declaration may be`, {
+        value: file,
+        next: 'ship large files in a package rather than as content; nothing was applied',
+      });
+    }
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
+    if (error instanceof DeclarationFileUnreadable) throw error;
     throw new DeclarationFileUnreadable(`cannot read the declaration file: ${(error as Error).message}`, {
       value: file,
       next: 'check the path; a declaration file is JSON: {"resources": [...]} (see examples/)',

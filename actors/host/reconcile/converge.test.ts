@@ -135,6 +135,31 @@ describe('converge', () => {
     expect(ownedKeys()).toEqual([]);
   });
 
+  test('removes many owned files in batches, with two store writes a batch rather than two a file, owning nothing half-way', async () => {
+    const files = Array.from({ length: 300 }, (_, i) => file(`/srv/many/f${i}`, `${i}\n`));
+    await converge(files, { removeUndeclared: true }, deps);
+    const writes: Array<{ owned: number; applying: number }> = [];
+    const update = deps.state.update.bind(deps.state);
+    deps.state.update = (change) => update((s) => {
+      const next = change(s);
+      writes.push({ owned: next.owned.resources.length, applying: next.applying.length });
+      return next;
+    });
+    const results = await converge([], { removeUndeclared: true }, deps);
+    expect(results.filter((r) => r.outcome === 'removed')).toHaveLength(300);
+    expect(await exists('srv/many')).toBe(false);
+    expect(ownedKeys()).toEqual([]);
+    expect(deps.state.current().applying).toEqual([]);
+    // Three batches (128, 128, 44), each marked before it is touched and cleared after, then the
+    // made directories forgotten: the store is never told a file is gone before it is.
+    expect(writes.slice(0, 6)).toEqual([
+      { owned: 172, applying: 128 }, { owned: 172, applying: 0 },
+      { owned: 44, applying: 128 }, { owned: 44, applying: 0 },
+      { owned: 0, applying: 44 }, { owned: 0, applying: 0 },
+    ]);
+    expect(writes.length).toBeLessThanOrEqual(7);
+  });
+
   test('never removes what it does not own, and keeps owning what it could not remove', async () => {
     await converge([dir('/srv/app')], { removeUndeclared: true }, deps);
     await fs.writeFile(path.join(root, 'srv/app/someone-elses'), 'x');

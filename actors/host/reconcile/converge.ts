@@ -78,9 +78,11 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     const halfMade = state.applying
       .filter((key) => !keep.has(key) && !ownedKeys.has(key))
       .map((key): OwnedResource => ({ key, shape: shapeOfKey(key), digest: '0'.repeat(64), recorded_at: utcTimestamp(deps.now()) }));
-    for (const entry of [...owned, ...halfMade].sort(removalOrder)) {
+    const removals = [...owned, ...halfMade].sort(removalOrder);
+    for (let start = 0; start < removals.length; start += BATCH) {
       if (deps.ctx.signal?.aborted) break;
-      results.push(await removeOne(entry, deps));
+      if (start > 0) await yieldToEventLoop();
+      results.push(...(await removeBatch(removals.slice(start, start + BATCH), deps)));
     }
     if (!deps.ctx.signal?.aborted) await removeMadeDirectories(declared, deps);
   }
@@ -310,35 +312,62 @@ async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordE
   return { ...base, outcome: 'applied', detail: now.differences.join('; '), ...(output === undefined ? {} : { output }) };
 }
 
-async function removeOne(owned: OwnedResource, deps: ConvergeDeps): Promise<ResourceResult> {
-  const base = { key: owned.key, shape: owned.shape } as const;
-  const applier = applierFor(deps.appliers, owned.shape);
-  if (applier === undefined) {
-    return { ...base, outcome: 'failed', detail: `owned, but this host has no ${owned.shape} applier to remove it; still owned` };
+/**
+ * Removes one batch of what the host owns and no longer declares, with two store writes however
+ * many it holds (as an apply batch): first every key is moved from owned to applying, before
+ * the machine is touched, so a host killed part way never claims to own something it already
+ * deleted and still knows the leftovers are its own; then each is removed in order; then one
+ * write clears the marks of what was removed and owns again what could not be.
+ */
+async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps): Promise<ResourceResult[]> {
+  const results: ResourceResult[] = [];
+  const removable: Array<{ entry: OwnedResource; applier: Applier }> = [];
+  for (const entry of batch) {
+    const applier = applierFor(deps.appliers, entry.shape);
+    if (applier === undefined) {
+      results.push({ key: entry.key, shape: entry.shape, outcome: 'failed', detail: `owned, but this host has no ${entry.shape} applier to remove it; still owned` });
+    } else {
+      removable.push({ entry, applier });
+    }
   }
-  // Moved from owned to applying before the machine is touched, so a host killed part way never
-  // claims to own something it already deleted, and still knows the leftovers are its own.
-  const wasOwned = deps.state.current().owned.resources.find((r) => r.key === owned.key);
+  if (removable.length === 0) return results;
+  const keys = new Set(removable.map((item) => item.entry.key));
+  const wasOwned = new Map(deps.state.current().owned.resources.filter((r) => keys.has(r.key)).map((r) => [r.key, r]));
   await deps.state.update((s) => ({
     ...s,
-    applying: s.applying.includes(owned.key) ? s.applying : [...s.applying, owned.key],
-    owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) },
+    applying: [...s.applying, ...[...keys].filter((key) => !s.applying.includes(key))],
+    owned: { resources: s.owned.resources.filter((r) => !keys.has(r.key)) },
   }));
-  try {
-    const removal = await applier.remove(owned.key, deps.ctx);
-    await clearApplying(owned.key, deps);
-    return { ...base, outcome: removal };
-  } catch (error) {
-    // Still the host's: owned again if it was, else left marked so the next pass tries again.
-    if (wasOwned !== undefined) {
-      await deps.state.update((s) => ({
-        ...s,
-        applying: s.applying.filter((k) => k !== owned.key),
-        owned: { resources: [...s.owned.resources, wasOwned] },
-      }));
+  const removed: string[] = [];
+  const ownAgain: OwnedResource[] = [];
+  let stopped = false;
+  for (const { entry, applier } of removable) {
+    const base = { key: entry.key, shape: entry.shape } as const;
+    // A pass cut short leaves the rest as it found them: still the host's, owned again below.
+    if (stopped || deps.ctx.signal?.aborted) {
+      stopped = true;
+      const owned = wasOwned.get(entry.key);
+      if (owned !== undefined) ownAgain.push(owned);
+      continue;
     }
-    return { ...base, outcome: 'failed', detail: `could not remove it, so it is still owned: ${messageOf(error)}` };
+    try {
+      results.push({ ...base, outcome: await applier.remove(entry.key, deps.ctx) });
+      removed.push(entry.key);
+    } catch (error) {
+      // Still the host's: owned again if it was, else left marked so the next pass tries again.
+      const owned = wasOwned.get(entry.key);
+      if (owned !== undefined) ownAgain.push(owned);
+      results.push({ ...base, outcome: 'failed', detail: `could not remove it, so it is still owned: ${messageOf(error)}` });
+    }
   }
+  await deps.ctx.barrier?.flush();
+  const unmark = new Set([...removed, ...ownAgain.map((entry) => entry.key)]);
+  await deps.state.update((s) => ({
+    ...s,
+    applying: s.applying.filter((key) => !unmark.has(key)),
+    owned: ownAgain.length === 0 ? s.owned : { resources: [...s.owned.resources, ...ownAgain] },
+  }));
+  return results;
 }
 
 // Containers go first (they may hold files and directories open), then services, then files
@@ -413,10 +442,6 @@ function commit(
     const made_directories = newlyMade.length === 0 ? s.made_directories : [...s.made_directories, ...newlyMade];
     return { ...s, briefing, applying, owned: { resources }, made_directories };
   });
-}
-
-function clearApplying(key: string, deps: ConvergeDeps): Promise<HostState> {
-  return deps.state.update((s) => (s.applying.includes(key) ? { ...s, applying: s.applying.filter((k) => k !== key) } : s));
 }
 
 function messageOf(error: unknown): string {

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState, type HostState } from '../../../schema/host-state';
 import { HostStore } from './host-store';
-import { StoreCorrupt } from './store-errors';
+import { CONTENT_DIR } from './content-store';
+import { StoreCorrupt, StoreEvidenceWithoutState } from './store-errors';
 
 let dir: string;
 beforeEach(async () => { dir = await fs.mkdtemp(path.join(os.tmpdir(), 'host-store-')); });
@@ -39,7 +40,7 @@ describe('the host store', () => {
     await store.save(stateOwning('/etc/motd'));
     const text = await fs.readFile(store.file, 'utf8');
     await fs.writeFile(store.file, text.slice(0, Math.floor(text.length / 2)));
-    const loaded = await store.load();
+    const loaded = await store.load({ repair: true });
     expect(loaded.source).toBe('last-good');
     expect(loaded.problem).toMatch(/state\.json is unreadable: it is not complete JSON .* it may be truncated; recovered from .*state\.last-good\.json/);
     expect(loaded.state.owned.resources.map((r) => r.key)).toEqual(['file:/etc/motd']);
@@ -114,5 +115,116 @@ describe('the host store', () => {
     const bad = { ...stateOwning('/etc/motd'), sequence: -1 };
     await expect(store.save(bad)).rejects.toThrow(/host state\.sequence/);
     expect((await store.load()).state).toEqual(stateOwning('/etc/motd'));
+  });
+});
+
+describe('the host store at its edges', () => {
+  const handApplied = (text: string): HostState => ({
+    ...stateOwning('/srv/big'),
+    local_resources: [{ shape: 'file', path: '/srv/big', content: { text }, mode: '0644', owner: 'root', group: 'root' }],
+  });
+
+  test('keeps a large content once beside the store, not in state.json and its copy, and does not write it again on later saves', async () => {
+    const store = new HostStore(dir);
+    const big = 'x'.repeat(5 * 1024 * 1024);
+    const state = handApplied(big);
+    await store.save(state);
+    expect((await fs.stat(store.file)).size).toBeLessThan(4096);
+    expect((await fs.stat(store.lastGoodFile)).size).toBeLessThan(4096);
+    const [kept, ...others] = await fs.readdir(path.join(dir, CONTENT_DIR));
+    expect(others).toEqual([]);
+    const before = await fs.stat(path.join(dir, CONTENT_DIR, kept as string));
+    await store.save({ ...state, sequence: 2 });
+    const after = await fs.stat(path.join(dir, CONTENT_DIR, kept as string));
+    expect(after.ino).toBe(before.ino);
+    const loaded = await new HostStore(dir).load();
+    expect(loaded.state.local_resources[0]).toMatchObject({ content: { text: big } });
+    expect(loaded.state.sequence).toBe(2);
+  });
+
+  test('a content no longer held is removed from beside the store', async () => {
+    const store = new HostStore(dir);
+    await store.save(handApplied('a'.repeat(10_000)));
+    await store.save(handApplied('b'.repeat(10_000)));
+    expect(await fs.readdir(path.join(dir, CONTENT_DIR))).toHaveLength(1);
+    await store.save(stateOwning());
+    expect(await fs.readdir(path.join(dir, CONTENT_DIR))).toEqual([]);
+  });
+
+  test('a stored content that was changed on disk is found out, and the store refuses to start from it', async () => {
+    const store = new HostStore(dir);
+    await store.save(handApplied('a'.repeat(10_000)));
+    const [kept] = await fs.readdir(path.join(dir, CONTENT_DIR));
+    await fs.writeFile(path.join(dir, CONTENT_DIR, kept as string), JSON.stringify({ text: 'planted' }));
+    await expect(new HostStore(dir).load()).rejects.toThrow(/content\/[0-9a-f]{64}, which is damaged/);
+  });
+
+  test('with both state files gone but kept originals present, it refuses to start empty and names what it found', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd'));
+    await fs.mkdir(path.join(dir, 'originals', 'file:%2Fetc%2Fmotd', 'etc'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'originals', 'file:%2Fetc%2Fmotd', 'etc', 'motd'), 'the machine\'s own\n');
+    await fs.rm(store.file);
+    await fs.rm(store.lastGoodFile);
+    const failure = new HostStore(dir).load({ repair: true });
+    await expect(failure).rejects.toBeInstanceOf(StoreEvidenceWithoutState);
+    await expect(new HostStore(dir).load()).rejects.toThrow(/originals holds originals/);
+    await expect(new HostStore(dir).load()).rejects.toMatchObject({ exitCode: 4, next: expect.stringMatching(/restore state\.json from a backup.*mv /) });
+    await expect(fs.stat(store.file)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  test('a known-good version left by the launcher is evidence of earlier use too', async () => {
+    await fs.mkdir(path.join(dir, 'launch'));
+    await fs.writeFile(path.join(dir, 'launch', 'known-good'), '0.1.0\n');
+    await expect(new HostStore(dir).load()).rejects.toThrow(/launch\/known-good records a version/);
+  });
+
+  test('a fresh state directory holding only the lock and the launcher\'s start counter is a new host', async () => {
+    await fs.mkdir(path.join(dir, 'launch'));
+    await fs.writeFile(path.join(dir, 'launch', 'attempts'), '1\n');
+    await fs.writeFile(path.join(dir, 'host.lock'), `${process.pid}\n`);
+    expect((await new HostStore(dir).load()).source).toBe('fresh');
+  });
+
+  test('a state.json that is a directory is recovered from the last-good copy and moved aside', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd'));
+    await fs.rm(store.file);
+    await fs.mkdir(store.file);
+    const loaded = await store.load({ repair: true });
+    expect(loaded.source).toBe('last-good');
+    expect(loaded.problem).toMatch(/state\.json is unreadable: EISDIR.*recovered from .*state\.last-good\.json \(the damaged file is kept at .*state\.json\.damaged-/);
+    expect(loaded.state.owned.resources.map((r) => r.key)).toEqual(['file:/etc/motd']);
+    expect((await fs.stat(store.file)).isFile()).toBe(true);
+    expect((await store.load()).source).toBe('state');
+  });
+
+  test('a reader without the lock recovers in memory and changes nothing on disk', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd'));
+    await fs.writeFile(store.file, '{"format": 1');
+    const before = (await fs.readdir(dir)).sort();
+    const loaded = await new HostStore(dir).load();
+    expect(loaded.source).toBe('last-good');
+    expect(await fs.readFile(store.file, 'utf8')).toBe('{"format": 1');
+    expect((await fs.readdir(dir)).sort()).toEqual(before);
+  });
+
+  test('opening the store sweeps temporaries of killed saves and all but the newest damaged copies', async () => {
+    const store = new HostStore(dir);
+    await store.save(handApplied('c'.repeat(10_000)));
+    const leftovers = ['.state.json.4242.k3j2h1.tmp', '.state.last-good.json.4242.a1b2c3.tmp'];
+    for (const name of leftovers) await fs.writeFile(path.join(dir, name), '{"half": ');
+    await fs.writeFile(path.join(dir, CONTENT_DIR, '.0123.4242.zz9.tmp'), 'half');
+    await fs.writeFile(path.join(dir, CONTENT_DIR, 'f'.repeat(64)), '{"text": "orphan"}');
+    const damaged = ['2026-01-01', '2026-02-01', '2026-03-01', '2026-04-01', '2026-05-01'].map((day) => `state.json.damaged-${day}T00-00-00-000Z`);
+    for (const name of damaged) await fs.writeFile(path.join(dir, name), 'x');
+    const loaded = await new HostStore(dir).load({ repair: true });
+    expect(loaded.swept).toMatch(/removed 3 temporaries of interrupted saves, 2 damaged copies of state\.json older than the newest 3, 1 stored contents nothing refers to/);
+    const names = await fs.readdir(dir);
+    for (const name of leftovers) expect(names).not.toContain(name);
+    expect(names.filter((name) => name.startsWith('state.json.damaged-')).sort()).toEqual(damaged.slice(2));
+    expect(await fs.readdir(path.join(dir, CONTENT_DIR))).toHaveLength(1);
+    expect(loaded.state.local_resources[0]).toMatchObject({ content: { text: 'c'.repeat(10_000) } });
   });
 });

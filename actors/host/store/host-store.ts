@@ -3,10 +3,13 @@ import path from 'node:path';
 import * as fs from '../../shared/fs/promised-fs';
 import { HostState, emptyHostState } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
+import { ORIGINALS_DIR } from '../adoption/originals-dir';
+import { launchFilesOf } from '../launch-state/launch-files';
 import { writeFileAtomic } from './atomic-write';
+import { CONTENT_DIR, ContentStore, StoredContentUnreadable } from './content-store';
 import { replaceFilesSync } from './replace-files-sync';
 import { StateChecker } from './state-checker';
-import { StoreCorrupt } from './store-errors';
+import { StoreCorrupt, StoreEvidenceWithoutState } from './store-errors';
 
 import { LAST_GOOD_FILE, STATE_FILE } from './store-files';
 
@@ -19,7 +22,26 @@ export interface LoadedState {
   source: 'state' | 'last-good' | 'fresh';
   /** Why state.json was not used, when it was not; also where the unreadable file was kept. */
   problem?: string;
+  /** What opening the store tidied (temporaries of killed saves, old damaged copies), when anything. */
+  swept?: string;
 }
+
+/** How a store is opened. */
+export interface LoadOptions {
+  /**
+   * Repair what is found: put state.json back from the last-good copy (the damaged one moved
+   * aside), and sweep what killed saves left. Only a process holding the store lock may: a
+   * reader without it (`owned`, `briefing`) changes nothing.
+   */
+  repair?: boolean;
+}
+
+/** How many damaged copies of state.json are kept for a person to look at; older ones are swept. */
+export const DAMAGED_COPIES_KEPT = 3;
+
+const DAMAGED = /^state\.json\.damaged-/;
+// The temporaries replaceFilesSync and writeFileAtomic make: `.<name>.<pid>.<random>.tmp`.
+const TEMPORARY = /^\..+\.\d+\.[0-9a-z]*\.tmp$/;
 
 /**
  * The host's store, `<state-dir>/state.json`: identity, pins, the last declaration, what the
@@ -31,13 +53,19 @@ export interface LoadedState {
  * an editor) leaves the other: both are written and fsynced, then renamed into place (state.json
  * first), then the directory is fsynced. A crash before the directory fsync may leave either
  * file one save behind, both valid, and that save had not returned, so nothing was done on it.
+ * Large values (a hand-applied file's content, the last declaration's envelope) are kept once
+ * in `<state-dir>/content/` and referred to by digest (see ContentStore), so a save costs the
+ * same however large the contents the host holds.
  */
 export class HostStore {
   private readonly checker = new StateChecker();
+  private readonly content: ContentStore;
   /** Whether this store has made its directory; a directory removed under it is made again. */
   private dirMade = false;
 
-  constructor(readonly stateDir: string) {}
+  constructor(readonly stateDir: string) {
+    this.content = new ContentStore(stateDir);
+  }
 
   get file(): string {
     return path.join(this.stateDir, STATE_FILE);
@@ -48,24 +76,36 @@ export class HostStore {
   }
 
   /**
-   * Reads the store. A missing store is a fresh host. An unreadable state.json falls back to the
-   * last-good copy (the damaged file is kept beside it, and `problem` says so). When neither can
-   * be read this throws StoreCorrupt: starting empty would orphan everything the host owns.
+   * Reads the store. A missing store is a fresh host, unless the state directory shows the host
+   * has been used (StoreEvidenceWithoutState): starting empty then would take the host's own
+   * files for the machine's. An unreadable state.json falls back to the last-good copy
+   * (`problem` says so; with `repair`, the damaged file is moved aside and state.json put back).
+   * When neither can be read this throws StoreCorrupt: starting empty would orphan everything
+   * the host owns.
    */
-  async load(): Promise<LoadedState> {
-    const main = await readState(this.file);
-    if (main.kind === 'ok') return { state: main.state, source: 'state' };
-    const copy = await readState(this.lastGoodFile);
-    if (main.kind === 'missing' && copy.kind === 'missing') return { state: emptyHostState(), source: 'fresh' };
+  async load(options: LoadOptions = {}): Promise<LoadedState> {
+    const main = await this.readState(this.file);
+    const copy = main.kind === 'ok' && !options.repair ? undefined : await this.readState(this.lastGoodFile);
+    if (main.kind === 'ok') {
+      this.content.loaded(main.json);
+      return { state: main.state, source: 'state', ...(await this.swept(options, [main.json, copy?.kind === 'ok' ? copy.json : undefined])) };
+    }
+    if (copy === undefined) throw new Error('unreachable: the copy is read whenever state.json is not used');
+    if (main.kind === 'missing' && copy.kind === 'missing') {
+      const evidence = await this.evidenceOfUse();
+      if (evidence.length > 0) throw this.evidenceWithoutState(evidence);
+      return { state: emptyHostState(), source: 'fresh' };
+    }
     if (copy.kind === 'ok') {
-      const kept = main.kind === 'missing' ? undefined : await this.keepDamaged();
       const why = main.kind === 'missing' ? `${this.file} is missing` : `${this.file} is unreadable: ${main.reason}`;
-      await writeFileAtomic(this.file, serialize(copy.state));
-      return {
-        state: copy.state,
-        source: 'last-good',
-        problem: `${why}; recovered from ${this.lastGoodFile}${kept ? ` (the damaged file is kept at ${kept})` : ''}`,
-      };
+      let after = ' (state.json is left as it is until the host next opens the store)';
+      if (options.repair) {
+        const kept = main.kind === 'missing' ? undefined : await this.moveDamagedAside();
+        await writeFileAtomic(this.file, copy.text);
+        after = kept === undefined ? '' : ` (the damaged file is kept at ${kept})`;
+      }
+      this.content.loaded(copy.json);
+      return { state: copy.state, source: 'last-good', problem: `${why}; recovered from ${this.lastGoodFile}${after}`, ...(await this.swept(options, [copy.json])) };
     }
     const mainWhy = main.kind === 'missing' ? 'is missing' : `is unreadable: ${main.reason}`;
     const copyWhy = copy.kind === 'missing' ? 'is missing' : `is unreadable: ${copy.reason}`;
@@ -83,15 +123,28 @@ export class HostStore {
    * replaceFilesSync): the promise is for callers that queue behind a save.
    */
   async save(state: HostState): Promise<void> {
-    const bytes = Buffer.from(this.checker.serialize(state), 'utf8');
-    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
     if (!this.dirMade) this.makeDir();
+    const stored = this.referring(state);
+    const bytes = Buffer.from(this.checker.serialize(stored), 'utf8');
+    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
     try {
       replaceFilesSync(this.stateDir, files);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.makeDir();
       replaceFilesSync(this.stateDir, files);
+    }
+    this.content.saved();
+  }
+
+  private referring(state: HostState): ReturnType<ContentStore['refer']> {
+    try {
+      return this.content.refer(state);
+    } catch (error) {
+      // The state directory removed under a running store: made again, as for the state files.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.makeDir();
+      return this.content.refer(state);
     }
   }
 
@@ -100,37 +153,109 @@ export class HostStore {
     this.dirMade = true;
   }
 
-  private async keepDamaged(): Promise<string> {
-    const kept = path.join(this.stateDir, `${STATE_FILE}.damaged-${Date.now()}`);
-    await fs.copyFile(this.file, kept);
-    return kept;
+  /**
+   * Moves the unreadable state.json aside, whatever it is (a file, a directory): a rename,
+   * which needs neither to read it nor to be able to.
+   */
+  private async moveDamagedAside(): Promise<string> {
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    for (let attempt = 0; ; attempt += 1) {
+      const kept = path.join(this.stateDir, `${STATE_FILE}.damaged-${stamp}${attempt === 0 ? '' : `-${attempt}`}`);
+      try {
+        await fs.access(kept);
+      } catch {
+        await fs.rename(this.file, kept);
+        return kept;
+      }
+    }
+  }
+
+  /** What in the state directory says this host has run and applied here before. */
+  private async evidenceOfUse(): Promise<string[]> {
+    const found: string[] = [];
+    const originals = path.join(this.stateDir, ORIGINALS_DIR);
+    if ((await listOrNone(originals)).length > 0) found.push(`${originals} holds originals the host kept when it adopted files`);
+    const knownGood = launchFilesOf(this.stateDir).knownGood;
+    if (await exists(knownGood)) found.push(`${knownGood} records a version that completed a reconcile`);
+    const content = path.join(this.stateDir, CONTENT_DIR);
+    if ((await listOrNone(content)).length > 0) found.push(`${content} holds contents of applied resources`);
+    const damaged = (await listOrNone(this.stateDir)).filter((name) => DAMAGED.test(name));
+    if (damaged.length > 0) found.push(`${path.join(this.stateDir, damaged[0] as string)} is a damaged store kept earlier`);
+    return found;
+  }
+
+  private evidenceWithoutState(evidence: readonly string[]): StoreEvidenceWithoutState {
+    return new StoreEvidenceWithoutState(
+      `the host store is missing (${this.file} and ${this.lastGoodFile} are both gone), but this host has been used here before: ${evidence.join('; ')}`,
+      {
+        value: this.stateDir,
+        next:
+          `restore ${STATE_FILE} from a backup into ${this.stateDir}; or, to start over and let the host take what it finds ` +
+          `as the machine's own (adopting it), move the directory aside first: mv ${this.stateDir} ${this.stateDir}.old`,
+        exitCode: 4,
+      },
+    );
+  }
+
+  /**
+   * With `repair`: removes the temporaries of saves a killed host left, the damaged copies
+   * beyond the newest DAMAGED_COPIES_KEPT, and contents no state file refers to.
+   */
+  private async swept(options: LoadOptions, states: readonly unknown[]): Promise<{ swept?: string }> {
+    if (!options.repair) return {};
+    const names = await listOrNone(this.stateDir);
+    const temporaries = names.filter((name) => TEMPORARY.test(name));
+    const damaged = names.filter((name) => DAMAGED.test(name)).sort().reverse().slice(DAMAGED_COPIES_KEPT);
+    for (const name of [...temporaries, ...damaged]) await fs.rm(path.join(this.stateDir, name), { force: true, recursive: true });
+    const contentTemporaries = (await listOrNone(this.content.dir)).filter((name) => TEMPORARY.test(name));
+    const contents = this.content.sweep(states.filter((state) => state !== undefined));
+    const parts = [
+      temporaries.length + contentTemporaries.length > 0 ? `${temporaries.length + contentTemporaries.length} temporaries of interrupted saves` : '',
+      damaged.length > 0 ? `${damaged.length} damaged copies of state.json older than the newest ${DAMAGED_COPIES_KEPT}` : '',
+      contents - contentTemporaries.length > 0 ? `${contents - contentTemporaries.length} stored contents nothing refers to` : '',
+    ].filter((part) => part !== '');
+    return parts.length === 0 ? {} : { swept: `removed ${parts.join(', ')} from ${this.stateDir}` };
+  }
+
+  private async readState(file: string): Promise<ReadResult> {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+      return { kind: 'bad', reason: (error as Error).message };
+    }
+    if (text.trim() === '') return { kind: 'bad', reason: 'it is empty (truncated)' };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      return { kind: 'bad', reason: `it is not complete JSON (${(error as Error).message}); it may be truncated` };
+    }
+    try {
+      return { kind: 'ok', state: parseContract(HostState, this.content.resolve(json), 'host state'), json, text };
+    } catch (error) {
+      if (error instanceof StoredContentUnreadable) return { kind: 'bad', reason: error.message };
+      return { kind: 'bad', reason: (error as Error).message };
+    }
   }
 }
 
-function serialize(state: HostState): string {
-  return `${JSON.stringify(state, null, 2)}\n`;
+type ReadResult = { kind: 'ok'; state: HostState; json: unknown; text: string } | { kind: 'missing' } | { kind: 'bad'; reason: string };
+
+async function listOrNone(dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(dir);
+  } catch {
+    return [];
+  }
 }
 
-type ReadResult = { kind: 'ok'; state: HostState } | { kind: 'missing' } | { kind: 'bad'; reason: string };
-
-async function readState(file: string): Promise<ReadResult> {
-  let text: string;
+async function exists(file: string): Promise<boolean> {
   try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    return { kind: 'bad', reason: (error as Error).message };
-  }
-  if (text.trim() === '') return { kind: 'bad', reason: 'it is empty (truncated)' };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return { kind: 'bad', reason: `it is not complete JSON (${(error as Error).message}); it may be truncated` };
-  }
-  try {
-    return { kind: 'ok', state: parseContract(HostState, json, 'host state') };
-  } catch (error) {
-    return { kind: 'bad', reason: (error as Error).message };
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
   }
 }

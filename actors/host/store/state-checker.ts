@@ -1,9 +1,9 @@
-import { HostState } from '../../../schema/host-state';
+import { StoredHostState } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
 
-type Field = keyof HostState;
+type Field = keyof StoredHostState;
 
-const FIELDS = Object.keys(HostState.shape) as Field[];
+const FIELDS = Object.keys(StoredHostState.shape) as Field[];
 const KNOWN = new Set<string>(FIELDS);
 
 /** What the checker keeps of a field that passed: its JSON as given, the value parsed, and that value as the file holds it. */
@@ -15,8 +15,9 @@ interface Passed {
 }
 
 /**
- * Checks each state the host is about to write against the host-store contract, so a file that
- * would not load is never written. Most writes change one or two fields (a declaration taken, a
+ * Checks each state the host is about to write against the host-store contract, as state.json
+ * holds it (large values referred to: StoredHostState), so a file that would not load is never
+ * written. Most writes change one or two fields (a declaration taken, a
  * resource recorded, a counter), so a field whose JSON is the same as in the last state this
  * checker passed is not parsed again, nor written out again: the value parsed then, and its
  * text, are used. The fields are independent in the contract (it has no rule across them), so
@@ -29,7 +30,7 @@ export class StateChecker {
   private readonly passed = new Map<Field, Passed>();
 
   /** The state as the contract parses it (defaults applied); throws ContractViolation when it breaks it. */
-  check(state: HostState): HostState {
+  check(state: StoredHostState): StoredHostState {
     return this.checked(state).state;
   }
 
@@ -37,14 +38,14 @@ export class StateChecker {
    * The file's text for `state` as the contract parses it: the bytes of
    * `JSON.stringify(check(state), null, 2)` and a newline. Throws as check does.
    */
-  serialize(state: HostState): string {
+  serialize(state: StoredHostState): string {
     const { state: parsed, fields } = this.checked(state);
     if (fields === undefined) return `${JSON.stringify(parsed, null, 2)}\n`;
     const lines = fields.filter((entry) => entry.text !== '').map((entry) => entry.text);
     return lines.length === 0 ? '{}\n' : `{\n${lines.join(',\n')}\n}\n`;
   }
 
-  private checked(state: HostState): { state: HostState; fields?: Passed[] } {
+  private checked(state: StoredHostState): { state: StoredHostState; fields?: Passed[] } {
     const keys = Object.keys(state);
     if (keys.length !== FIELDS.length || keys.some((key) => !KNOWN.has(key))) return { state: parseWhole(state) };
     const parsed: Record<string, unknown> = {};
@@ -59,7 +60,7 @@ export class StateChecker {
         fields.push(seen);
         continue;
       }
-      const result = HostState.shape[field].safeParse(value);
+      const result = StoredHostState.shape[field].safeParse(value);
       if (!result.success) return { state: parseWhole(state) };
       parsed[field] = result.data;
       const entry: Passed = { json, value: result.data, text: fieldText(field, result.data) };
@@ -67,7 +68,7 @@ export class StateChecker {
       changed.push([field, entry]);
     }
     for (const [field, entry] of changed) this.passed.set(field, entry);
-    return { state: parsed as HostState, fields };
+    return { state: parsed as StoredHostState, fields };
   }
 }
 
@@ -78,6 +79,6 @@ function fieldText(field: Field, value: unknown): string {
   return `  ${JSON.stringify(field)}: ${json.replaceAll('\n', '\n  ')}`;
 }
 
-function parseWhole(state: HostState): HostState {
-  return parseContract(HostState, state, 'host state');
+function parseWhole(state: StoredHostState): StoredHostState {
+  return parseContract(StoredHostState, state, 'host state');
 }
