@@ -1,7 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import type { RunResult } from './command-runner';
 import { ProcessRunner, describeFailure, succeeded } from './command-runner';
 import { killLeftover, processGone, waitUntilGone } from './testing/process-gone';
@@ -96,6 +99,64 @@ describe('ProcessRunner and what a program leaves behind', () => {
       expect(await waitUntilGone(pid)).toBe(true);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+describe('ProcessRunner in a host ended by a signal', () => {
+  let dir: string;
+  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'mesh-runner-host-')); });
+  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  // A host process of its own (the runner bundled to plain JavaScript), running one program
+  // that starts a background child, so the test can end that host as an operator would.
+  async function hostRunning(handles = false): Promise<{ host: ChildProcess; grandchild: number }> {
+    const script = join(dir, 'host.js');
+    // Handling the signal, it aborts the run as `nox-mesh-host run` does, and exits 0 once done.
+    const handler = handles
+      ? "const stop = new AbortController(); process.once('SIGTERM', () => stop.abort());"
+      : 'const stop = { signal: undefined };';
+    const program = "['sh', '-c', 'sleep 60 & echo $! > started.tmp; mv started.tmp started; wait']";
+    buildSync({
+      stdin: {
+        contents: `const { ProcessRunner } = require(${JSON.stringify(join(__dirname, 'command-runner.ts'))});\n${handler}\n` +
+          `new ProcessRunner().run(${program}, { cwd: process.argv[2], signal: stop.signal }).then(() => process.exit(0));`,
+        resolveDir: __dirname,
+        loader: 'ts',
+      },
+      bundle: true, platform: 'node', outfile: script, logLevel: 'silent',
+    });
+    const host = spawn(process.execPath, [script, dir], { stdio: 'ignore' });
+    const started = join(dir, 'started');
+    const until = Date.now() + 20_000;
+    while (!existsSync(started) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    const grandchild = Number.parseInt(readFileSync(started, 'utf8'), 10);
+    return { host, grandchild };
+  }
+
+  test.each(['SIGTERM', 'SIGINT'] as const)('%s to a host that does not handle it ends what it was running, and the host as before', async (signal) => {
+    const { host, grandchild } = await hostRunning();
+    try {
+      const ended = new Promise<NodeJS.Signals | null>((resolve) => host.once('exit', (_code, by) => resolve(by)));
+      host.kill(signal);
+      expect(await ended).toBe(signal);
+      expect(await waitUntilGone(grandchild)).toBe(true);
+    } finally {
+      killLeftover(grandchild);
+      host.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  test('a host that handles the signal itself is left to: it lives on, and its abort ends the program', async () => {
+    const { host, grandchild } = await hostRunning(true);
+    try {
+      const ended = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => host.once('exit', (code, by) => resolve([code, by])));
+      host.kill('SIGTERM');
+      expect(await ended).toEqual([0, null]);
+      expect(await waitUntilGone(grandchild)).toBe(true);
+    } finally {
+      killLeftover(grandchild);
+      host.kill('SIGKILL');
     }
   }, 30_000);
 });

@@ -89,6 +89,7 @@ export class ProcessRunner implements CommandRunner {
       if (program === undefined) throw new TypeError('ProcessRunner.run needs a program to run');
       const env = options.replaceEnv ? { ...options.env } : { ...process.env, ...options.env };
       const child = childProcess().spawn(program, args, { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      watchGroup(child.pid);
       const stdout = new BoundedText(max);
       const stderr = new BoundedText(max);
       const timers: NodeJS.Timeout[] = [];
@@ -101,6 +102,7 @@ export class ProcessRunner implements CommandRunner {
       const finish = (): void => {
         if (done) return;
         done = true;
+        unwatchGroup(child.pid);
         for (const timer of timers) clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         child.stdout.destroy();
@@ -157,6 +159,33 @@ export class ProcessRunner implements CommandRunner {
       child.on('close', finish);
     });
   }
+}
+
+// A program in a group of its own no longer gets the signal a terminal sends to the host's
+// group (Ctrl-C), nor anything sent to the host alone. So while groups run, a signal that would
+// end the host ends them first (SIGTERM, whichever it was: a shell's background jobs ignore
+// SIGINT), and then ends the host as it would have. A host that handles the signal itself
+// (`run` aborts its work, which ends the groups) is left to do so.
+const liveGroups = new Set<number>();
+const PASSED_ON: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+function onHostSignal(signal: NodeJS.Signals): void {
+  // Listening first, this is the only listener exactly when nobody else handles the signal.
+  if (process.listenerCount(signal) > 1) return;
+  for (const pid of liveGroups) signalGroup(pid, 'SIGTERM');
+  for (const each of PASSED_ON) process.off(each, onHostSignal);
+  process.kill(process.pid, signal);
+}
+
+function watchGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  if (liveGroups.size === 0) for (const signal of PASSED_ON) process.prependListener(signal, onHostSignal);
+  liveGroups.add(pid);
+}
+
+function unwatchGroup(pid: number | undefined): void {
+  if (pid === undefined || !liveGroups.delete(pid)) return;
+  if (liveGroups.size === 0) for (const signal of PASSED_ON) process.off(signal, onHostSignal);
 }
 
 /** Sends `signal` to every process in the group led by `pid`; a group already gone is fine. */
