@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { ApplyFailed } from './applier';
-import { errnoCode, errorText, resolveUnderRootSync } from './root-path';
+import { errnoCode, errorText, resolveToReadUnderRoot } from './root-path';
 
 // Owners and groups are declared by name or number and compared by number, because the
 // machine stores numbers. Names are looked up in the machine's own /etc/passwd and /etc/group
@@ -71,7 +71,7 @@ async function resolveAccount(root: string, declared: string, kind: 'user' | 'gr
     if (id > MAX_ID) throw new ApplyFailed(`${kind} id ${declared} is out of range (0-${MAX_ID}); declare a real id or a name`);
     return { id };
   }
-  const real = resolveUnderRootSync(root, file);
+  const real = resolveToReadUnderRoot(root, file);
   let ids: ReadonlyMap<string, number> | undefined;
   try {
     ids = accountIds(real);

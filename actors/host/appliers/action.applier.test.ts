@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as z from 'zod';
 import { ActionResource } from '../../../schema/resource';
+import { killLeftover, processGone, waitUntilGone } from '../../shared/process/testing/process-gone';
 import { ProcessRunner } from '../../shared/process/command-runner';
 import { actionApplier } from './action.applier';
 import type { ApplyContext } from './applier';
@@ -145,6 +146,46 @@ describe('actionApplier.apply', () => {
     const outcome = await actionApplier.apply(action({ argv: ['sh', '-c', 'echo out; echo err >&2'], guard: { creates: '/var/never' } }), ctx);
     expect(outcome.output).toBe('out\n[stderr]\nerr\n');
   });
+});
+
+describe('actionApplier and the processes an action leaves', () => {
+  const leftovers: number[] = [];
+  afterEach(() => {
+    for (const pid of leftovers.splice(0)) killLeftover(pid);
+  });
+  // The actions below print the pid of their background child first: the first line of the
+  // output, or of the output a failure quotes.
+  function firstPid(text: string): number {
+    const pid = Number.parseInt(/(?:^|output:\n {2})(\d+)(?:\n|$)/.exec(text)?.[1] ?? '', 10);
+    expect(pid).toBeGreaterThan(1);
+    leftovers.push(pid);
+    return pid;
+  }
+  async function failureOf(work: Promise<unknown>): Promise<Error> {
+    const outcome = await work.then(() => undefined, (error: unknown) => error);
+    expect(outcome).toBeInstanceOf(ApplyFailed);
+    return outcome as Error;
+  }
+
+  test('a timeout ends the background child that holds the output, and the apply fails instead of waiting for it', async () => {
+    const lingering = action({ argv: ['sh', '-c', 'sleep 60 & echo $!; echo started; wait'], timeout_seconds: 1, guard: { creates: '/var/never' } });
+    const failure = await failureOf(actionApplier.apply(lingering, ctx));
+    expect(failure.message).toMatch(/timed out after 1 s and was stopped; last lines of output:\n {2}\d+\n {2}started/);
+    expect(await waitUntilGone(firstPid(failure.message))).toBe(true);
+  }, 30_000);
+
+  test('a child that ignores SIGTERM is killed when the action times out', async () => {
+    const stubborn = action({ argv: ['sh', '-c', 'trap "" TERM; sleep 60 & echo $!; wait; wait'], timeout_seconds: 1, guard: { creates: '/var/never' } });
+    const failure = await failureOf(actionApplier.apply(stubborn, ctx));
+    expect(failure.message).toMatch(/timed out after \d+ s and was stopped/);
+    expect(await waitUntilGone(firstPid(failure.message))).toBe(true);
+  }, 30_000);
+
+  test('an action that succeeds and leaves a background child is done at once, and the child is left to run', async () => {
+    const outcome = await actionApplier.apply(action({ argv: ['sh', '-c', 'sleep 60 & echo $!; echo started'], timeout_seconds: 30, guard: { creates: '/var/never' } }), ctx);
+    expect(outcome.output).toMatch(/^\d+\nstarted\n$/);
+    expect(processGone(firstPid(outcome.output ?? ''))).toBe(false);
+  }, 30_000);
 });
 
 describe('actionApplier removal and adoption', () => {

@@ -77,7 +77,7 @@ async function askGuard(resource: ActionResource, ctx: ApplyContext): Promise<Gu
   const { guard } = resource;
   if ('creates' in guard) {
     try {
-      const real = await resolveUnderRoot(ctx.root, guard.creates);
+      const real = await resolveUnderRoot(ctx, guard.creates);
       const ran = (await lstatOrAbsent(real)) !== undefined;
       return { ran, why: `${guard.creates} ${ran ? 'exists' : 'does not exist'}` };
     } catch (error) {
@@ -104,7 +104,7 @@ async function runOptions(resource: ActionResource, ctx: ApplyContext): Promise<
   const env: Record<string, string> = { PATH: process.env.PATH ?? DEFAULT_PATH, HOME: process.env.HOME ?? '/root', ...resource.env };
   if (!onRealMachine) env.MESH_ROOT = ctx.root;
   let cwd = onRealMachine ? (resource.cwd ?? '/') : ctx.root;
-  if (resource.cwd !== undefined && !onRealMachine) cwd = await resolveUnderRoot(ctx.root, resource.cwd);
+  if (resource.cwd !== undefined && !onRealMachine) cwd = await resolveUnderRoot(ctx, resource.cwd);
   const stats = await lstatOrAbsent(cwd);
   if (stats === undefined || !(stats.isDirectory() || stats.isSymbolicLink())) {
     throw new ApplyFailed(`action "${resource.name}" cannot start in ${resource.cwd ?? cwd}: no directory there; declare the directory or change cwd`);

@@ -94,6 +94,20 @@ describe('directoryApplier.apply', () => {
     expect(await readdir(scratch)).toEqual([]);
   });
 
+  test('refuses a path through a link into the host\'s state directory, and changes nothing there', async () => {
+    const stateDir = join(root, 'var/lib/mesh-host');
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    await chmod(stateDir, 0o700);
+    await symlink('var/lib', join(root, 'data'));
+    const at = { ...ctx, stateDir };
+    await expect(directoryApplier.apply(directory({ path: '/data/mesh-host', mode: '0777' }), at)).rejects.toThrow(
+      `/data/mesh-host leads into the host's state directory ${stateDir}: ${join(root, 'data')} is a symbolic link to ${join(root, 'var/lib')}`,
+    );
+    await expect(directoryApplier.apply(directory({ path: '/data/mesh-host/originals' }), at)).rejects.toThrow(/leads into the host's state directory/);
+    expect((await attributes('/var/lib/mesh-host')).mode).toBe(0o700);
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
   test('refuses a group name the root does not know, naming it and the file', async () => {
     await mkdir(join(root, 'etc'));
     await writeFile(join(root, 'etc/group'), 'root:x:0:\n');

@@ -31,7 +31,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async observe(resource: DirectoryResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+      const real = resolveUnderRootSync(ctx, resource.path);
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no directory at ${resource.path}`] };
       if (!stats.isDirectory()) {
@@ -50,7 +50,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const mode = parseMode(resource.mode);
     const uid = (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id;
     const gid = (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id;
-    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, resource.path);
     try {
       const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isDirectory()) {
@@ -74,7 +74,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, path);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
     if (!stats.isDirectory()) {
@@ -99,7 +99,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
   async keepOriginal(resource: DirectoryResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
     // Applying changes only the directory's mode and owner, so those are what is kept; the
     // contents are not the resource and are never touched.
-    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, resource.path);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const kept = `${join(dir, resource.path)}.meta.json`;
@@ -127,8 +127,8 @@ export const directoryApplier: Applier<DirectoryResource> = {
  * is in it (the machine's own files, which the host never removes) or it is no longer a
  * directory. Never recursive.
  */
-export function removeMadeDirectory(path: string, ctx: Pick<ApplyContext, 'root' | 'pass'>): 'gone' | 'kept' {
-  const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
+export function removeMadeDirectory(path: string, ctx: Pick<ApplyContext, 'root' | 'stateDir' | 'pass'>): 'gone' | 'kept' {
+  const real = resolveUnderRootSync(ctx, path);
   const stats = lstatOrAbsentSync(real);
   if (stats === undefined) return 'gone';
   if (!stats.isDirectory()) return 'kept';

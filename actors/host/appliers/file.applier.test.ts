@@ -1,4 +1,4 @@
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, link, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as z from 'zod';
@@ -192,6 +192,28 @@ describe('fileApplier.apply', () => {
     expect(await readdir(scratch)).toEqual([]);
   });
 
+  test('refuses a directory on the way that is a link into the host\'s state directory, writing nothing there', async () => {
+    // The state directory in its usual place under the root, and a link to it elsewhere in the
+    // root: the path given is not the state directory's, so only where it leads can tell.
+    const stateDir = join(root, 'var/lib/mesh-host');
+    await mkdir(join(stateDir, 'originals'), { recursive: true });
+    await symlink('var/lib/mesh-host', join(root, 'srv'));
+    const planted = file({ path: '/srv/originals/file/etc/app.conf', content: { text: 'what adoption would hand back\n' } });
+    const refusal = fileApplier.apply(planted, { ...ctx, stateDir });
+    await expect(refusal).rejects.toThrow(`${join(root, 'srv')} is a symbolic link to ${stateDir}`);
+    expect(fileApplier.refuse?.(planted, { ...ctx, stateDir })).toBeUndefined();
+    expect(await readdir(join(stateDir, 'originals'))).toEqual([]);
+    expect((await fileApplier.observe(planted, { ...ctx, stateDir })).unreadable).toMatch(/leads into the host's state directory/);
+  });
+
+  test('refuses a directory on the way that is a link to a directory outside the root, naming the link', async () => {
+    await mkdir(join(root, 'srv'));
+    await symlink(scratch, join(root, 'srv/data'));
+    const refusal = fileApplier.apply(file({ path: '/srv/data/app.conf' }), ctx);
+    await expect(refusal).rejects.toThrow(`${join(root, 'srv/data')} is a symbolic link to ${scratch}`);
+    expect(await readdir(scratch)).toEqual([]);
+  });
+
   test('refuses an owner name the root does not know, naming it', async () => {
     await existing('/etc/passwd', 'root:x:0:0::/root:/bin/sh\n');
     const refusal = fileApplier.apply(file({ owner: 'deploy' }), ctx);
@@ -205,6 +227,38 @@ describe('fileApplier.apply', () => {
     left.abort();
     await expect(fileApplier.apply(file(), { ...ctx, signal: left.signal })).rejects.toBeInstanceOf(ApplyFailed);
     await expect(stat(join(root, 'etc'))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('fileApplier and a hard link to a file outside the root', () => {
+  // Someone replaced the file the host wrote with a second name for a private file of theirs,
+  // outside the root: a different mode and owner, and (in the first case) the declared content.
+  async function linkedToPrivate(content: string): Promise<{ real: string; outsider: string }> {
+    const real = await existing('/etc/app.conf', 'listen 80\n');
+    const outsider = join(scratch, 'private.key');
+    await writeFile(outsider, content);
+    await chmod(outsider, 0o600);
+    await chown(outsider, 1000, 1000);
+    await rm(real);
+    await link(outsider, real);
+    return { real, outsider };
+  }
+
+  test.each([
+    ['the declared content, so only mode and owner differ', 'listen 80\n'],
+    ['other content', 'secret\n'],
+  ])('with %s, apply replaces the declared name and leaves the outside file as it was', async (_what, content) => {
+    const { real, outsider } = await linkedToPrivate(content);
+    await fileApplier.prepare?.([file()], ctx);
+    await fileApplier.apply(file(), ctx);
+
+    const outside = await stat(outsider);
+    expect([outside.mode & 0o7777, outside.uid, outside.gid, outside.nlink]).toEqual([0o600, 1000, 1000, 1]);
+    expect(await readFile(outsider, 'utf8')).toBe(content);
+    const written = await stat(real);
+    expect(written.ino).not.toBe(outside.ino);
+    expect([written.mode & 0o7777, written.uid, written.gid]).toEqual([0o644, 0, 0]);
+    expect(await readFile(real, 'utf8')).toBe('listen 80\n');
   });
 });
 

@@ -39,12 +39,12 @@ export const fileApplier: Applier<FileResource> = {
   },
 
   tidy(resource: FileResource, ctx: ApplyContext): void {
-    sweepStaleTemporaries(resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories), ctx);
+    sweepStaleTemporaries(resolveUnderRootSync(ctx, resource.path), ctx);
   },
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+      const real = resolveUnderRootSync(ctx, resource.path);
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
       if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
@@ -104,7 +104,7 @@ export const fileApplier: Applier<FileResource> = {
       uid: (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id,
       gid: (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id,
     };
-    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, resource.path);
     try {
       const stats = lstatOrAbsentSync(real);
       if (stats !== undefined && !stats.isFile()) {
@@ -115,8 +115,10 @@ export const fileApplier: Applier<FileResource> = {
         const opened = openRegular(real, resource.path);
         try {
           // Content already right: fix mode and owner in place, keeping the inode (and anything
-          // holding it open, like a running service's inotify watch).
-          if (sameContent(opened.fd, opened.stats, want)) {
+          // holding it open, like a running service's inotify watch). Not when the inode has
+          // other names: one may be a hard link from outside the root to a file that is not
+          // the host's, whose mode and owner would change with it. It is replaced instead.
+          if (soleName(opened.stats) && sameContent(opened.fd, opened.stats, want)) {
             setOwnerAndMode(opened.fd, attributes);
             return {};
           }
@@ -136,7 +138,7 @@ export const fileApplier: Applier<FileResource> = {
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx.root, path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, path);
     sweepStaleTemporaries(real, ctx);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined) return 'removed';
@@ -157,7 +159,7 @@ export const fileApplier: Applier<FileResource> = {
     // Only a regular file is ever written over (apply refuses anything else), so only a regular
     // file needs keeping. The copy is readable by root alone, whatever the original's mode (it
     // may hold secrets); its real mode and owner are in the sidecar beside it.
-    const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+    const real = resolveUnderRootSync(ctx, resource.path);
     const stats = lstatOrAbsentSync(real);
     if (stats === undefined || !stats.isFile()) return undefined;
     const kept = join(dir, resource.path);
@@ -216,7 +218,7 @@ function preparedOf(ctx: ApplyContext): Map<string, PreparedFile> {
  * does what is needed, and says what is wrong.
  */
 async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
-  const real = resolveUnderRootSync(ctx.root, resource.path, ctx.pass?.directories);
+  const real = resolveUnderRootSync(ctx, resource.path);
   const directory = lstatOrAbsentSync(dirname(real));
   if (directory === undefined || !directory.isDirectory()) return undefined;
   const bytes = declaredBytes(resource);
@@ -225,7 +227,7 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
     if (!present.isFile()) return undefined;
     const opened = openRegular(real, resource.path);
     try {
-      if (sameContent(opened.fd, opened.stats, bytes)) return undefined;
+      if (soleName(opened.stats) && sameContent(opened.fd, opened.stats, bytes)) return undefined;
     } finally {
       closeSync(opened.fd);
     }
@@ -409,6 +411,16 @@ function openRegular(real: string, path: string): { fd: number; stats: Stats } {
     throw new ApplyFailed(`${kindOf(stats)} is at ${path}, where a file is declared; remove it by hand`);
   }
   return { fd, stats };
+}
+
+/**
+ * True when the file has no other name (one link). A file with more than one is never written,
+ * chmod-ed or chown-ed in place, only replaced by a new file renamed over its declared name:
+ * another name may be a hard link made from outside the root, or to a file the host does not
+ * own, and changing the shared inode would change that file too.
+ */
+function soleName(stats: Stats): boolean {
+  return stats.nlink <= 1;
 }
 
 /** Compares an open file with the declared bytes, reading no more than it must. */

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyFailed } from './applier';
-import { hostOwnPath, PathEscapesRoot, resolveUnderRoot, resolveUnderRootSync } from './root-path';
+import { PassMemo } from './pass-memo';
+import { hostOwnPath, PathEscapesRoot, PathInStateDirectory, resolveUnderRoot, resolveUnderRootSync } from './root-path';
 
 let root: string;
 let outside: string;
@@ -12,6 +13,11 @@ beforeEach(async () => {
   outside = await realpath(await mkdtemp(join(tmpdir(), 'mesh-outside-')));
 });
 
+// Where a path is resolved: the root, and the host's state directory in its usual place there.
+function under(machine: string): { root: string; stateDir: string } {
+  return { root: machine, stateDir: join(machine, 'var/lib/mesh-host') };
+}
+
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
   await rm(outside, { recursive: true, force: true });
@@ -20,23 +26,23 @@ afterEach(async () => {
 describe('resolveUnderRoot', () => {
   test('places a declared path under the root', async () => {
     await mkdir(join(root, 'etc'));
-    expect(await resolveUnderRoot(root, '/etc/motd')).toBe(join(root, 'etc/motd'));
+    expect(await resolveUnderRoot(under(root), '/etc/motd')).toBe(join(root, 'etc/motd'));
   });
 
   test('keeps directories that do not exist yet as written, for the caller to create', async () => {
-    expect(await resolveUnderRoot(root, '/srv/app/conf.d/a.conf')).toBe(join(root, 'srv/app/conf.d/a.conf'));
+    expect(await resolveUnderRoot(under(root), '/srv/app/conf.d/a.conf')).toBe(join(root, 'srv/app/conf.d/a.conf'));
   });
 
   test('follows a symbolic link that stays inside the root', async () => {
     await mkdir(join(root, 'run'));
     await mkdir(join(root, 'var'));
     await symlink('../run', join(root, 'var/run'));
-    expect(await resolveUnderRoot(root, '/var/run/app.pid')).toBe(join(root, 'run/app.pid'));
+    expect(await resolveUnderRoot(under(root), '/var/run/app.pid')).toBe(join(root, 'run/app.pid'));
   });
 
   test('refuses a symbolic link that leads outside the root, naming the link and where it leads', async () => {
     await symlink(outside, join(root, 'etc'));
-    const refusal = resolveUnderRoot(root, '/etc/passwd');
+    const refusal = resolveUnderRoot(under(root), '/etc/passwd');
     await expect(refusal).rejects.toBeInstanceOf(PathEscapesRoot);
     await expect(refusal).rejects.toThrow(`${join(root, 'etc')} is a symbolic link to ${outside}`);
   });
@@ -44,31 +50,72 @@ describe('resolveUnderRoot', () => {
   test('refuses a relative link that climbs out of the root', async () => {
     await mkdir(join(root, 'srv'));
     await symlink('../../../../../../tmp', join(root, 'srv/data'));
-    await expect(resolveUnderRoot(root, '/srv/data/x')).rejects.toBeInstanceOf(PathEscapesRoot);
+    await expect(resolveUnderRoot(under(root), '/srv/data/x')).rejects.toBeInstanceOf(PathEscapesRoot);
   });
 
   test('refuses a dangling link that would lead outside the root', async () => {
     await symlink(join(outside, 'not-yet'), join(root, 'opt'));
-    await expect(resolveUnderRoot(root, '/opt/tool/bin')).rejects.toBeInstanceOf(PathEscapesRoot);
+    await expect(resolveUnderRoot(under(root), '/opt/tool/bin')).rejects.toBeInstanceOf(PathEscapesRoot);
   });
 
   test('does not follow the last component, which the applier inspects itself', async () => {
     await mkdir(join(root, 'etc'));
     await symlink(join(outside, 'motd'), join(root, 'etc/motd'));
-    expect(await resolveUnderRoot(root, '/etc/motd')).toBe(join(root, 'etc/motd'));
+    expect(await resolveUnderRoot(under(root), '/etc/motd')).toBe(join(root, 'etc/motd'));
   });
 
   test('refuses a regular file where a directory is needed', async () => {
     await writeFile(join(root, 'etc'), 'not a directory');
-    await expect(resolveUnderRoot(root, '/etc/motd')).rejects.toThrow('/etc is not a directory, so /etc/motd cannot be made under it');
+    await expect(resolveUnderRoot(under(root), '/etc/motd')).rejects.toThrow('/etc is not a directory, so /etc/motd cannot be made under it');
   });
 
   test('refuses a path that climbs with ".."', async () => {
-    await expect(resolveUnderRoot(root, '/etc/../../x')).rejects.toBeInstanceOf(ApplyFailed);
+    await expect(resolveUnderRoot(under(root), '/etc/../../x')).rejects.toBeInstanceOf(ApplyFailed);
   });
 
   test('leaves paths alone on the real machine', async () => {
-    expect(await resolveUnderRoot('/', '/etc/hostname')).toBe('/etc/hostname');
+    expect(await resolveUnderRoot(under('/'), '/etc/hostname')).toBe('/etc/hostname');
+  });
+});
+
+describe('resolveUnderRoot and the host\'s state directory', () => {
+  beforeEach(async () => {
+    await mkdir(join(root, 'var/lib/mesh-host/originals'), { recursive: true });
+  });
+
+  test('refuses a path through a link inside the root that leads into the state directory, naming the link', async () => {
+    await symlink('var/lib/mesh-host', join(root, 'srv'));
+    const refusal = resolveUnderRoot(under(root), '/srv/originals/file/etc/app.conf');
+    await expect(refusal).rejects.toBeInstanceOf(PathInStateDirectory);
+    await expect(refusal).rejects.toThrow(
+      `/srv/originals/file/etc/app.conf leads into the host's state directory ${join(root, 'var/lib/mesh-host')}: ` +
+        `${join(root, 'srv')} is a symbolic link to ${join(root, 'var/lib/mesh-host')}`,
+    );
+  });
+
+  test('refuses the state directory itself and its store files by another name', async () => {
+    await symlink('var/lib', join(root, 'data'));
+    await expect(resolveUnderRoot(under(root), '/data/mesh-host')).rejects.toBeInstanceOf(PathInStateDirectory);
+    await expect(resolveUnderRoot(under(root), '/data/mesh-host/state.json')).rejects.toBeInstanceOf(PathInStateDirectory);
+    // Its neighbours are the machine's.
+    expect(await resolveUnderRoot(under(root), '/data/mesh-host-old/x')).toBe(join(root, 'var/lib/mesh-host-old/x'));
+    expect(await resolveUnderRoot(under(root), '/data/other.conf')).toBe(join(root, 'var/lib/other.conf'));
+  });
+
+  test('refuses it when the pass has already remembered the directory on the way', async () => {
+    await symlink('var/lib/mesh-host', join(root, 'srv'));
+    const at = { ...under(root), pass: new PassMemo() };
+    expect(() => resolveUnderRootSync(at, '/srv/originals/a')).toThrow(PathInStateDirectory);
+    expect(() => resolveUnderRootSync(at, '/srv/originals/b')).toThrow(`${join(root, 'srv')} is a symbolic link`);
+  });
+
+  test('refuses it on the real machine too, where every link is followed', async () => {
+    const stateDir = join(outside, 'state');
+    await mkdir(stateDir);
+    await symlink(stateDir, join(outside, 'alias'));
+    const refusal = resolveUnderRoot({ root: '/', stateDir }, join(outside, 'alias/state.json'));
+    await expect(refusal).rejects.toThrow(`${join(outside, 'alias')} is a symbolic link to ${stateDir}`);
+    expect(await resolveUnderRoot({ root: '/', stateDir }, join(outside, 'elsewhere/x'))).toBe(join(outside, 'elsewhere/x'));
   });
 });
 
@@ -100,19 +147,20 @@ describe('hostOwnPath', () => {
 
 describe('resolveUnderRoot with a pass\'s memo', () => {
   test('walks the directories above a path once, and keeps a directory that is missing out of the memo', async () => {
-    const directories = new Map<string, string>();
+    const memo = new PassMemo();
+    const { directories } = memo;
     await mkdir(join(root, 'etc/app'), { recursive: true });
-    expect(resolveUnderRootSync(root, '/etc/app/a.conf', directories)).toBe(join(root, 'etc/app/a.conf'));
+    expect(resolveUnderRootSync({ ...under(root), pass: memo }, '/etc/app/a.conf')).toBe(join(root, 'etc/app/a.conf'));
     expect([...directories.values()]).toEqual([join(root, 'etc/app')]);
 
     // Remembered: a link put in its place afterwards is not walked again within the same pass.
     await rm(join(root, 'etc/app'), { recursive: true });
     await symlink(outside, join(root, 'etc/app'));
-    expect(resolveUnderRootSync(root, '/etc/app/b.conf', directories)).toBe(join(root, 'etc/app/b.conf'));
+    expect(resolveUnderRootSync({ ...under(root), pass: memo }, '/etc/app/b.conf')).toBe(join(root, 'etc/app/b.conf'));
     // Without the memo, the next pass sees the link and refuses it.
-    expect(() => resolveUnderRootSync(root, '/etc/app/b.conf')).toThrow(PathEscapesRoot);
+    expect(() => resolveUnderRootSync(under(root), '/etc/app/b.conf')).toThrow(PathEscapesRoot);
 
-    expect(resolveUnderRootSync(root, '/srv/new/c.conf', directories)).toBe(join(root, 'srv/new/c.conf'));
+    expect(resolveUnderRootSync({ ...under(root), pass: memo }, '/srv/new/c.conf')).toBe(join(root, 'srv/new/c.conf'));
     expect(directories.size).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 import type { Stats } from 'node:fs';
 import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
 
@@ -8,7 +8,9 @@ import { ApplyFailed } from './applier';
 // image being prepared) a symbolic link inside the root may point anywhere on the real machine;
 // following it would have the host write outside the machine it was told to manage, so a link
 // that leads out is refused, never followed. The last component is never followed: the
-// appliers look at it with lstat and refuse what is not theirs to replace.
+// appliers look at it with lstat and refuse what is not theirs to replace. Nor may a path lead
+// into the host's state directory, by a link or by any other name for it: that is compared on
+// real paths, on the real machine as under a test root.
 //
 // The look-ups are synchronous system calls. A pass over a thousand files makes ten thousand of
 // them, each a few microseconds on a local file system; through the thread pool each costs a
@@ -39,38 +41,96 @@ export class PathEscapesRoot extends ApplyFailed {
 }
 
 /**
- * Resolves a declared absolute path to the real path under `root` that the host may act on.
+ * A declared path resolves into the host's state directory through a symbolic link (or a
+ * directory that leads there by another name). Written, it could corrupt the store or plant a
+ * "kept original" for adoption to hand back, so the host refuses it wherever it is met.
+ */
+export class PathInStateDirectory extends ApplyFailed {
+  /** The declared path being resolved. */
+  readonly path: string;
+  /** The last symbolic link followed on the way, when one was. */
+  readonly link: string | undefined;
+  /** Where that link leads. */
+  readonly target: string | undefined;
+  constructor(path: string, stateDir: string, via: FollowedLink | undefined) {
+    const how = via === undefined ? `it resolves to ${stateDir} or under it` : `${via.link} is a symbolic link to ${via.target}`;
+    super(
+      `${path} leads into the host's state directory ${stateDir}: ${how}; ` +
+        'the host never writes its own store for a declaration. Remove the link by hand, or declare another path',
+    );
+    this.path = path;
+    this.link = via?.link;
+    this.target = via?.target;
+  }
+}
+
+/** Where a declared path is resolved: the machine's root, the host's state directory, the pass's memo. */
+export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass'>>;
+
+/**
+ * Resolves a declared absolute path to the real path under the root that the host may act on.
  * Every directory on the way is checked: a symbolic link is followed only when where it leads
  * is inside the root ({@link PathEscapesRoot} otherwise); a regular file where a directory is
  * needed, or a link to nothing, is an ApplyFailed. Components that do not exist yet are kept as
- * written (the caller creates them). The last component is not followed. With root `/` the
- * machine is the real one, nothing can lead outside it, and the path is returned unchanged.
+ * written (the caller creates them). The last component is not followed. Whatever the root,
+ * the real path must not be the host's state directory or lie under it
+ * ({@link PathInStateDirectory}): the lexical check of hostOwnPath cannot see a link that
+ * leads there. Everything the host writes, chmods, chowns or removes is resolved here.
  */
-export async function resolveUnderRoot(root: string, path: string): Promise<string> {
-  return resolveUnderRootSync(root, path);
+export async function resolveUnderRoot(ctx: PathContext, path: string): Promise<string> {
+  return resolveUnderRootSync(ctx, path);
 }
 
 /** {@link resolveUnderRoot}, for callers that are themselves synchronous. */
-export function resolveUnderRootSync(root: string, path: string, directories?: Map<string, string>): string {
+export function resolveUnderRootSync(ctx: PathContext, path: string): string {
+  const directories = ctx.pass?.directories;
+  const { real, via } = walkUnderRoot(ctx.root, path, directories);
+  const stateDir = realStateDirOf(ctx.stateDir);
+  if (!isInside(stateDir, real)) return real;
+  // A remembered parent does not say which link led there: walked again, for the message.
+  const named = directories === undefined ? via : walkUnderRoot(ctx.root, path, undefined).via;
+  throw new PathInStateDirectory(path, ctx.stateDir, named);
+}
+
+/**
+ * Resolves a path under the root as {@link resolveUnderRoot} does, without the state-directory
+ * check, for reading the machine's own files (its account databases) and nothing else.
+ */
+export function resolveToReadUnderRoot(root: string, path: string): string {
+  return walkUnderRoot(root, path, undefined).real;
+}
+
+/** A symbolic link followed on the way to a declared path. */
+interface FollowedLink {
+  link: string;
+  target: string;
+}
+
+// Links are followed when they stay inside the root rather than refused outright: a machine's
+// own layout has them (/var/run -> /run, /lib -> usr/lib on a merged /usr), and a declaration
+// of /var/run/app.pid means the file the machine reads there. Where a link leads is what is
+// checked, against the root and the state directory alike.
+function walkUnderRoot(root: string, path: string, directories: Map<string, string> | undefined): { real: string; via?: FollowedLink } {
   if (!path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
     throw new ApplyFailed(`${JSON.stringify(path)} is not a normalized absolute path; declare the path as "/dir/name"`);
   }
-  if (absolute(root) === '/') return path;
   const realRoot = realRootOf(root);
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   const leaf = segments.pop();
-  if (leaf === undefined) return realRoot;
+  if (leaf === undefined) return { real: realRoot };
   const parent = `${root}\0/${segments.join('/')}`;
   const known = directories?.get(parent);
-  if (known !== undefined) return join(known, leaf);
+  if (known !== undefined) return { real: join(known, leaf) };
   let current = realRoot;
+  let via: FollowedLink | undefined;
   for (const [index, segment] of segments.entries()) {
     const candidate = join(current, segment);
     const declared = `/${segments.slice(0, index + 1).join('/')}`;
     const stats = lookAt(candidate, path);
-    if (stats === undefined) return join(candidate, ...segments.slice(index + 1), leaf);
+    if (stats === undefined) return { real: join(candidate, ...segments.slice(index + 1), leaf), ...(via === undefined ? {} : { via }) };
     if (stats.isSymbolicLink()) {
       current = followInsideRoot(candidate, declared, path, realRoot, root);
+      via = { link: candidate, target: current };
     } else if (stats.isDirectory()) {
       current = candidate;
     } else {
@@ -79,7 +139,7 @@ export function resolveUnderRootSync(root: string, path: string, directories?: M
   }
   // Every directory on the way exists and was checked: the pass may reuse where they lead.
   directories?.set(parent, current);
-  return join(current, leaf);
+  return { real: join(current, leaf), ...(via === undefined ? {} : { via }) };
 }
 
 /** True when `real` is `realRoot` or lies under it. */
@@ -136,6 +196,28 @@ function remembered(memo: Map<string, string>, key: string, compute: (key: strin
   if (memo.size >= REAL_ROOTS_KEPT) memo.clear();
   memo.set(key, value);
   return value;
+}
+
+// The state directory's real path, by the directory as given. It exists while a host applies
+// (the store lock lives in it); one that does not exist yet is resolved as far as it does, and
+// not remembered, since it may be made through a link later.
+const realStateDirs = new Map<string, string>();
+
+function realStateDirOf(stateDir: string): string {
+  const known = realStateDirs.get(stateDir);
+  if (known !== undefined) return known;
+  const wanted = absolute(stateDir);
+  const missing: string[] = [];
+  for (let current = wanted; ; current = dirname(current)) {
+    try {
+      const real = join(realpathSync.native(current), ...missing);
+      if (missing.length === 0) remembered(realStateDirs, stateDir, () => real);
+      return real;
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT' || dirname(current) === current) return wanted;
+      missing.unshift(basename(current));
+    }
+  }
 }
 
 function realRootOf(root: string): string {

@@ -5,7 +5,9 @@ import { emptyHostState } from '../../../schema/host-state';
 import { Resource } from '../../../schema/resource';
 import type * as z from 'zod';
 import { directoryApplier } from '../appliers/directory.applier';
+import { actionApplier } from '../appliers/action.applier';
 import { fileApplier } from '../appliers/file.applier';
+import { killLeftover, waitUntilGone } from '../../shared/process/testing/process-gone';
 import type { Applier } from '../appliers/applier';
 import { ProcessRunner } from '../../shared/process/command-runner';
 import { HostStore } from '../store/host-store';
@@ -271,4 +273,54 @@ describe('converge and the directories it made on the way', () => {
     expect([...deps.state.current().made_directories].sort()).toEqual(['/srv', '/srv/app/conf.d']);
     expect(ownedKeys()).toContain('directory:/srv/app');
   });
+});
+
+describe('converge and what leads away from the declared path', () => {
+  let outside: string;
+  beforeEach(async () => { outside = await fs.mkdtemp(path.join(os.tmpdir(), 'converge-outside-')); });
+  afterEach(async () => { await fs.rm(outside, { recursive: true, force: true }); });
+
+  test('an owned file replaced by a hard link to a private file outside the root is replaced, and the outside file keeps its mode, owner and content', async () => {
+    const declared = [Resource.parse({ shape: 'file', path: '/etc/app.conf', mode: '0644', content: { text: 'port=80\n' } })];
+    expect((await converge(declared, { removeUndeclared: true }, deps)).map((r) => r.outcome)).toEqual(['applied']);
+    const secret = path.join(outside, 'id_ed25519');
+    await fs.writeFile(secret, 'port=80\n', { mode: 0o600 });
+    await fs.chown(secret, 1000, 1000);
+    await fs.rm(path.join(root, 'etc/app.conf'));
+    await fs.link(secret, path.join(root, 'etc/app.conf'));
+
+    const reconciled = await converge(declared, { removeUndeclared: true }, deps);
+    expect(reconciled.map((r) => r.outcome)).toEqual(['applied']);
+    const kept = await fs.stat(secret);
+    expect([kept.mode & 0o7777, kept.uid, kept.gid, kept.nlink]).toEqual([0o600, 1000, 1000, 1]);
+    expect(await fs.readFile(secret, 'utf8')).toBe('port=80\n');
+    expect(((await fs.stat(path.join(root, 'etc/app.conf'))).mode & 0o7777)).toBe(0o644);
+  });
+
+  test('a file declared through a link into the state directory is not written, and nothing is planted among the kept originals', async () => {
+    await fs.mkdir(path.join(stateDir, 'originals'), { recursive: true });
+    await fs.symlink('var/lib/mesh-host/originals', path.join(root, 'srv'));
+    const planted = file('/srv/file/etc/app.conf/content', 'handed back later\n');
+    const results = await converge([planted, file('/etc/motd', 'hello\n')], { removeUndeclared: true }, deps);
+    // Unreadable and not the host's, so adoption has it (the stand-in here keeps it): not written.
+    expect(results.map((r) => [r.key, r.outcome])).toEqual([['file:/srv/file/etc/app.conf/content', 'kept'], ['file:/etc/motd', 'applied']]);
+    expect(results[0]?.detail).toMatch(/leads into the host's state directory .*srv is a symbolic link to/);
+    expect(await fs.readdir(path.join(stateDir, 'originals'))).toEqual([]);
+    expect(ownedKeys()).toEqual(['file:/etc/motd']);
+  });
+
+  test('an action that times out leaving a background child does not hold the pass: what follows is applied and the child is ended', async () => {
+    deps.appliers = { ...deps.appliers, action: actionApplier };
+    const lingering = Resource.parse({ shape: 'action', name: 'start-agent', argv: ['sh', '-c', 'sleep 60 & echo $!; echo started; wait'], timeout_seconds: 1, guard: { creates: '/var/agent.ready' } });
+    const results = await converge([lingering, file('/etc/motd', 'after the action\n')], { removeUndeclared: true }, deps);
+    expect(results.map((r) => [r.key, r.outcome])).toEqual([['action:start-agent', 'failed'], ['file:/etc/motd', 'applied']]);
+    const pid = Number.parseInt(/output:\n {2}(\d+)/.exec(results[0]?.detail ?? '')?.[1] ?? '', 10);
+    expect(pid).toBeGreaterThan(1);
+    try {
+      expect(await waitUntilGone(pid)).toBe(true);
+    } finally {
+      killLeftover(pid);
+    }
+    expect(await read('etc/motd')).toBe('after the action\n');
+  }, 30_000);
 });

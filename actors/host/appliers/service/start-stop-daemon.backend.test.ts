@@ -119,6 +119,27 @@ describe('service applier over the real start-stop-daemon', () => {
     expect(JSON.parse(await fs.readFile(path.join(root, 'etc/mesh-host/services/sleeper.json'), 'utf8'))).toEqual({ exec: ['/bin/sleep', '300'] });
   });
 
+  test('enabling does not write through a link put at the marker\'s name, nor through a link into the state directory', async () => {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'ssd-outside-'));
+    try {
+      // A link to where nothing is yet (as to a cron.d entry): writing through it would create it.
+      const planted = path.join(outside, 'cron-job');
+      const markers = path.join(root, 'etc/mesh-host/services/enabled');
+      await fs.mkdir(markers, { recursive: true });
+      await fs.symlink(planted, path.join(markers, 'sleeper'));
+      await expect(applier.apply(service('sleeper', 'stopped', true), ctx)).rejects.toThrow(/a symbolic link is at .*enabled\/sleeper/);
+      expect(await fs.readdir(outside)).toEqual([]);
+
+      await fs.rm(markers, { recursive: true });
+      await fs.mkdir(ctx.stateDir, { recursive: true });
+      await fs.symlink(ctx.stateDir, markers);
+      await expect(applier.apply(service('sleeper', 'stopped', true), ctx)).rejects.toThrow(/leads into the host's state directory/);
+      expect(await fs.readdir(ctx.stateDir)).toEqual([]);
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+
   test('a stale pidfile naming some other process is not the service, and that process is never stopped', async () => {
     const stranger = spawn('cat', [], { stdio: ['pipe', 'ignore', 'ignore'] });
     strangers.push(stranger);

@@ -7,7 +7,8 @@ import { ApplyFailed } from '../applier';
 import { pathExists } from '../path-exists';
 import { requireRan, SERVICE_COMMAND_TIMEOUT_MS } from './run-checked';
 import type { ServiceDefinition } from './service-definition';
-import { readServiceDefinition, serviceDefinitionPath, serviceEnabledMarkerPath, servicePidfilePath } from './service-definition';
+import { readServiceDefinition, SERVICE_ENABLED_DIR, serviceDefinitionPath, serviceEnabledMarkerPath, servicePidfilePath } from './service-definition';
+import { kindOf, lstatOrAbsent, resolveUnderRoot } from '../root-path';
 import type { ServiceBackend, ServiceStatus } from './service-backend';
 import { monotonicMs } from '../../../shared/time/monotonic-ms';
 
@@ -141,13 +142,23 @@ export function startStopDaemonBackend(options: StartStopDaemonBackendOptions = 
 
     async enable(name, ctx) {
       await definitionOf(name, ctx);
-      const marker = serviceEnabledMarkerPath(ctx.root, name);
+      // Resolved as a declared file is, and created, never written through what is there: a
+      // link put at the marker's name would otherwise have the host write where it leads.
+      const marker = await resolveUnderRoot(ctx, path.posix.join(SERVICE_ENABLED_DIR, name));
       await fs.mkdir(path.dirname(marker), { recursive: true });
-      await fs.writeFile(marker, `${name} is to be started at boot; nothing starts it but the boot script that reads this folder\n`);
+      try {
+        await fs.writeFile(marker, `${name} is to be started at boot; nothing starts it but the boot script that reads this folder\n`, { flag: 'wx' });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const there = await lstatOrAbsent(marker);
+        if (there !== undefined && !there.isFile()) {
+          throw new ApplyFailed(`${kindOf(there)} is at ${marker}, where the host marks ${name} enabled; remove it by hand`);
+        }
+      }
     },
 
     async disable(name, ctx) {
-      await fs.rm(serviceEnabledMarkerPath(ctx.root, name), { force: true });
+      await fs.rm(await resolveUnderRoot(ctx, path.posix.join(SERVICE_ENABLED_DIR, name)), { force: true });
     },
   };
 }
