@@ -61,8 +61,16 @@ function withExitStatusHelp(command: CommandClass): CommandClass {
   const usage = command.usage ?? {};
   return class extends (command as unknown as new () => object) {
     static paths = command.paths;
-    static usage = { ...usage, details: `${usage.details ?? ''}\n${EXIT_STATUS_HELP}` };
+    static usage = { ...usage, details: `${dedent(usage.details ?? '')}\n\n${EXIT_STATUS_HELP}\n` };
   } as unknown as CommandClass;
+}
+
+/** Details without the indentation of the source they were written in, so a paragraph added after them reads as one. */
+function dedent(text: string): string {
+  const lines = text.split('\n');
+  const indents = lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length);
+  const common = indents.length === 0 ? 0 : Math.min(...indents);
+  return lines.map((line) => line.slice(common)).join('\n').trim();
 }
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */
@@ -74,7 +82,7 @@ export function main(): void {
   if (argv[0] === 'run') setRunProcessFlags();
   // Before clipanion loads and reads it (see useDirectFileStdin).
   useDirectFileStdin();
-  void runCli(hostCli(argv[0]), argv).then((status) => {
+  void runCli(() => hostCli(argv[0]), argv, 'nox-mesh-host').then((status) => {
     process.exitCode = status;
   });
 }

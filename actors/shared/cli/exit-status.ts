@@ -15,9 +15,8 @@ export const EXIT = {
   storeDamaged: 4,
 } as const;
 
-/** The exit statuses as the verbs' `--help` and the README say them. */
-export const EXIT_STATUS_HELP = `
-  Exit status: 0 converged (nothing failed); 1 something failed, was refused or could not be
-  kept; 2 usage (the command line is wrong, nothing was done); 4 the store is damaged, or
-  missing where the state directory shows earlier use.
-`;
+/** The exit statuses as the verbs' `--help` and the README say them (one paragraph, not indented). */
+export const EXIT_STATUS_HELP =
+  'Exit status: 0 converged (nothing failed); 1 something failed, was refused or could not be ' +
+  'kept; 2 usage (the command line is wrong, nothing was done); 4 the store is damaged, or ' +
+  'missing where the state directory shows earlier use.';

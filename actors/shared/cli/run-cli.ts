@@ -13,9 +13,17 @@ export interface CliStreams {
  * it cannot make sense of (an unknown verb, a missing value) on stdout with status 1, and
  * under `--json` as text: here it goes to stderr with status 2, and under `--json` stdout gets
  * one JSON document for it too (see reportFailure). What a verb itself does, and its failures,
- * are the verb's (MeshCommand); help is printed by clipanion as before.
+ * are the verb's (MeshCommand); help is printed by clipanion as before. `make` builds the
+ * command line (loading the verb's code), so that a fault there is said like the others too.
  */
-export async function runCli(cli: Cli, argv: string[], streams: CliStreams = process): Promise<number> {
+export async function runCli(make: () => Cli, argv: string[], binaryName: string, streams: CliStreams = process): Promise<number> {
+  let cli: Cli;
+  try {
+    cli = make();
+  } catch (error) {
+    // A verb's code that cannot even load is a fault like any other, said the same way.
+    return reportFailure(error, { ...streams, json: wantsJson(argv), binaryName });
+  }
   let command: Command;
   try {
     command = cli.process(argv, streams);
