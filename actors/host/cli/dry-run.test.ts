@@ -3,6 +3,9 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { emptyHostState } from '../../../schema/host-state';
+import { envelopeDigest, generateNodeIdentity, generateSigningKeyPair, ready, sealEnvelope } from '../../shared/crypto';
+import { HostStore } from '../store/host-store';
 
 // --dry-run on apply and reconcile, as a person runs it: bin/nox-mesh-host in a real process on
 // a temporary folder standing in for the machine. It says what would change, and the machine
@@ -115,5 +118,39 @@ describe('--dry-run', () => {
     expect(result.status).toBe(1);
     expect(JSON.parse(result.stdout)).toMatchObject({ error: { condition: 'DeclarationRefused' } });
     expect(await fs.readdir(root)).toEqual([]);
+  });
+});
+
+describe('--dry-run on a node', () => {
+  beforeAll(() => ready());
+
+  async function enrolledWith(resources: unknown[], signer: { secret_key: string }, controller: { public_key: string }): Promise<void> {
+    const payload = { node: 'runner', epoch: 1, generation: 1, kind: 'full', issued_at: '2026-08-27T14:02:00Z', resources };
+    const envelope = sealEnvelope(payload, signer.secret_key);
+    await new HostStore(path.join(root, 'var/lib/mesh-host')).save({
+      ...emptyHostState(),
+      identity: { node: 'runner', ...generateNodeIdentity() },
+      pins: { broker_url: 'tls://127.0.0.1:4222', broker_fingerprint: '0'.repeat(64), controller_public_key: controller.public_key },
+      last_declaration: { envelope, applied_generation: 1, digest: envelopeDigest(envelope) },
+      highest_epoch: 1,
+      sequence: 1,
+    });
+  }
+
+  test('plans the stored declaration, verified against the pinned key, and changes nothing', async () => {
+    const controller = generateSigningKeyPair();
+    await enrolledWith([{ shape: 'file', path: '/etc/motd', content: { text: 'declared\n' } }], controller, controller);
+    const before = await snapshot(root);
+    const result = host('reconcile', '--dry-run');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^would apply\s+file:\/etc\/motd/m);
+    expect(await snapshot(root)).toEqual(before);
+  });
+
+  test('refuses a stored declaration the pinned controller did not sign', async () => {
+    await enrolledWith([{ shape: 'file', path: '/etc/motd', content: { text: 'forged\n' } }], generateSigningKeyPair(), generateSigningKeyPair());
+    const result = host('reconcile', '--dry-run', '--json');
+    expect(result.status).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { condition: 'ForeignSigner' } });
   });
 });
