@@ -22,7 +22,8 @@ export interface PassReport {
    * Keys left `kept` because adoption could not do its part (the original could not be kept,
    * the machine could not be read: a `failed` or `unknown` briefing line), not because the
    * machine's value won a conflict. Such a pass did not converge (see passFailed). Absent from
-   * a pass that did not run (skipped while stopping).
+   * a report of a pass that was not run (the running host holding a machine with nothing
+   * declared yet).
    */
   unresolved?: string[];
 }
