@@ -3,6 +3,7 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
+import { namesHostUnitFile } from './service/host-unit';
 
 // Where a declared path lands on this machine. Under a root other than `/` (a test root, an
 // image being prepared) a symbolic link inside the root may point anywhere on the real machine;
@@ -159,15 +160,7 @@ export function hostOwnPath(path: string, ctx: Pick<ApplyContext, 'root' | 'stat
   if (onMachine === stateDir || onMachine.startsWith(stateDir + sep)) {
     return `${path} is in the host's state directory (${ctx.stateDir}); the host's store is not a resource. Declare another path`;
   }
-  const unit = ctx.hostUnit.replace(/\.service$/, '');
-  const segments = path.split('/');
-  const base = segments[segments.length - 1];
-  const unitFile =
-    base === `${unit}.service` ||
-    segments.includes(`${unit}.service.d`) ||
-    path === `/etc/init.d/${unit}` ||
-    path === `/etc/conf.d/${unit}`;
-  if (unitFile) {
+  if (namesHostUnitFile(path, ctx.hostUnit)) {
     return `${path} defines how the host itself runs (${ctx.hostUnit}); that belongs to the installation, not to a declaration. Remove it from the module`;
   }
   return undefined;

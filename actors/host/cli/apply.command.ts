@@ -1,13 +1,16 @@
 import * as fs from '../../shared/fs/promised-fs';
 import { Command, Option } from 'clipanion';
 import { bytesText, MAX_DECLARATION_BYTES } from '../../../schema/bounds';
+import type { HostState } from '../../../schema/host-state';
 import { LocalDeclaration } from '../../../schema/local-declaration';
 import { parseContract } from '../../../schema/parse';
-import { resourceKey } from '../../../schema/resource';
+import { resourceKey, type Resource } from '../../../schema/resource';
 import { OperatorError } from '../../shared/operator-error';
 import type { CommandResult } from '../../shared/cli/mesh-command';
-import { reconcilePass } from '../reconcile/reconcile-pass';
-import { anyFailed, formatPass } from './format-results';
+import { applyContextOf } from '../host-context';
+import { passFailed, reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
+import { refuseWhole } from './declaration-refused';
+import { formatPass } from './format-results';
 import { HostCommand } from './host-command';
 
 /** The declaration file could not be read. */
@@ -26,10 +29,20 @@ export class ApplyCommand extends HostCommand {
       controller's declaration, until the controller's next declaration arrives. Something the
       machine already has goes through adoption: its original is kept first, and where it
       differs the machine's value wins (see \`briefing\`). A file that does not match the
-      contract is refused whole: nothing is applied.
+      contract, or that names something the host may not take (its own unit, launcher or
+      resume unit, its state directory, a shape this host has no applier for), is refused
+      whole: nothing is applied or held. A resource that fails, or whose original could not be
+      kept or that could not be read, is not held either (what an earlier apply held for it
+      stays): fix it and apply again.
+
+      With --dry-run, nothing is written, run or held: each resource is looked at and what
+      would change is printed (an action whose guard is a command is reported as one that
+      would run, its guard not asked). It exits 0 whether or not something would change, and
+      1 when something would be refused or cannot be read, as the apply itself would.
     `,
     examples: [
       ['Apply an example into a sandbox folder', '$0 apply examples/motd.json --root ./sandbox'],
+      ['See what an apply would change, changing nothing', '$0 apply examples/motd.json --dry-run'],
       ['Replace everything applied by hand with this file', '$0 apply repair.json --replace'],
     ],
   });
@@ -38,19 +51,53 @@ export class ApplyCommand extends HostCommand {
   replace = Option.Boolean('--replace', false, {
     description: 'Hold only this file\'s resources: what earlier hand applies held and this file does not name is removed',
   });
+  dryRun = Option.Boolean('--dry-run', false, {
+    description: 'Print what the apply would change, and change nothing: no file, no store write, no action run',
+  });
 
   async run(): Promise<CommandResult> {
     const declaration = await readDeclaration(this.file);
+    const hold = (state: HostState): HostState => {
+      const named = new Set(declaration.resources.map(resourceKey));
+      const kept = this.replace ? [] : state.local_resources.filter((resource) => !named.has(resourceKey(resource)));
+      return { ...state, local_resources: [...kept, ...declaration.resources] };
+    };
+    if (this.dryRun) return this.planOn(hold, (appliers, ctx) => refuseWhole(declaration.resources, appliers, ctx, this.file));
     return this.withHost(async (host) => {
-      await host.state.update((state) => {
-        const named = new Set(declaration.resources.map(resourceKey));
-        const kept = this.replace ? [] : state.local_resources.filter((resource) => !named.has(resourceKey(resource)));
-        return { ...state, local_resources: [...kept, ...declaration.resources] };
-      });
+      refuseWhole(declaration.resources, host.appliers, applyContextOf(host), this.file);
+      const before = host.state.current().local_resources;
+      await host.state.update(hold);
       const report = await reconcilePass(host, ['declaration']);
-      return { text: formatPass(report), json: report, exitCode: anyFailed(report) ? 1 : 0 };
+      const dropped = notTaken(declaration.resources, report);
+      if (dropped.size > 0) await host.state.update((state) => heldAgain(state, dropped, before));
+      const text = dropped.size === 0 ? formatPass(report) : `${formatPass(report)}\nnot held (fix and apply again): ${[...dropped].join(', ')}`;
+      return { text, json: { ...report, not_held: [...dropped] }, exitCode: passFailed(report) ? 1 : 0 };
     });
   }
+}
+
+/** The keys of this declaration that failed, were refused, or that adoption could not resolve. */
+function notTaken(resources: readonly Resource[], report: PassReport): Set<string> {
+  const named = new Set(resources.map(resourceKey));
+  const bad = report.results.filter((result) => result.outcome === 'failed' || result.outcome === 'refused').map((result) => result.key);
+  return new Set([...bad, ...(report.unresolved ?? [])].filter((key) => named.has(key)));
+}
+
+/**
+ * The hand-applied resources with those of `dropped` taken back to what was held for them
+ * before this apply (or to nothing): a resource that did not take is not kept in the store to
+ * fail again on every later pass. What the host made of it is left to the next pass, which
+ * treats it as anything else the host owns or marked and no longer holds.
+ */
+function heldAgain(state: HostState, dropped: ReadonlySet<string>, before: readonly Resource[]): HostState {
+  const earlier = new Map(before.map((resource) => [resourceKey(resource), resource]));
+  const local = state.local_resources.flatMap((resource) => {
+    const key = resourceKey(resource);
+    if (!dropped.has(key)) return [resource];
+    const previous = earlier.get(key);
+    return previous === undefined ? [] : [previous];
+  });
+  return { ...state, local_resources: local };
 }
 
 async function readDeclaration(file: string): Promise<LocalDeclaration> {

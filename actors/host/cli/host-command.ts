@@ -1,8 +1,11 @@
 import path from 'node:path';
 import { Option } from 'clipanion';
-import { MeshCommand } from '../../shared/cli/mesh-command';
+import { MeshCommand, type CommandResult } from '../../shared/cli/mesh-command';
 import type { CommandRunner } from '../../shared/process/command-runner';
+import type { HostState } from '../../../schema/host-state';
+import type { ApplyContext } from '../appliers/applier';
 import type { HostContext } from '../host-context';
+import type { ApplierSet } from '../reconcile/applier-set';
 import { DEFAULT_SETTINGS, type HostSettings } from '../host-settings';
 import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
@@ -43,6 +46,27 @@ export abstract class HostCommand extends MeshCommand {
     } finally {
       await host.close();
     }
+  }
+
+  /**
+   * A dry run: what a pass would do on the store as it is, changed by `change` in memory only
+   * (apply's file held), after `check` (apply's whole refusal). Nothing is written: the store is
+   * read without its lock, and the pass is planned, not run (reconcile/plan-pass.ts). Exits 0
+   * whether or not something would change, as puppet --noop and ansible --check do, so that 1
+   * keeps its one meaning on every verb: something failed or would be refused.
+   */
+  async planOn(change: (state: HostState) => HostState = (state) => state, check?: (appliers: ApplierSet, ctx: ApplyContext) => void): Promise<CommandResult> {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { planPass, planFails } = require('../reconcile/plan-pass') as typeof import('../reconcile/plan-pass');
+    const { formatPlan } = require('./format-results') as typeof import('./format-results');
+    const { readStoreUnchanged } = require('./read-store-unchanged') as typeof import('./read-store-unchanged');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const settings = await this.settings();
+    const { parts } = await nodeSetupOf(settings, runnerFrom(this.context));
+    const ctx: ApplyContext = { root: settings.root, stateDir: settings.stateDir, runner: parts.runner, hostUnit: settings.hostUnit };
+    check?.(parts.appliers, ctx);
+    const plan = await planPass(change(await readStoreUnchanged(settings.stateDir)), { appliers: parts.appliers, ctx });
+    return { text: formatPlan(plan), json: plan, exitCode: planFails(plan) ? 1 : 0 };
   }
 }
 

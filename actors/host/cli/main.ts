@@ -3,6 +3,9 @@ import { runningVersion } from '../../shared/version';
 import { setRunProcessFlags } from '../run/run-process-flags';
 import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 import { useDirectFileStdin } from '../../shared/cli/direct-file-stdin';
+import { getDefaultColorDepth } from '../../shared/cli/clipanion-platform';
+import { EXIT_STATUS_HELP } from '../../shared/cli/exit-status';
+import { runCli } from '../../shared/cli/run-cli';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /**
@@ -31,16 +34,43 @@ const VERBS = new Map<string, () => CommandClass>([
  * command line starts with, only that verb is registered, and only its code is loaded; without
  * one (help, a mistyped verb, options first) every verb is, so clipanion can list and suggest
  * them as it always has.
+ *
+ * Colour is decided here, the same from the checkout's bin/ as in the bundle (whose clipanion
+ * platform is actors/shared/cli/clipanion-platform.ts): only a terminal, or FORCE_COLOR, gets
+ * escape codes. clipanion's own platform would colour help and errors piped into a file or
+ * `grep` whenever TERM names a colour terminal.
  */
-export function hostCli(verb?: string): Cli {
+export function hostCli(verb?: string, stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<Pick<NodeJS.WriteStream, 'getColorDepth'>> = process.stdout): Cli {
   // Loaded here, not at the top: clipanion reads process.stdin as it loads (see main).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Builtins, Cli } = require('clipanion') as typeof import('clipanion');
-  const cli = new Cli({ binaryLabel: 'Novox Mesh node host', binaryName: 'nox-mesh-host', binaryVersion: runningVersion() });
+  const cli = new Cli({
+    binaryLabel: 'Novox Mesh node host',
+    binaryName: 'nox-mesh-host',
+    binaryVersion: runningVersion(),
+    enableColors: getDefaultColorDepth(stdout) > 1,
+  });
   cli.register(Builtins.HelpCommand);
   const only = verb === undefined ? undefined : VERBS.get(verb);
-  for (const load of only === undefined ? VERBS.values() : [only]) cli.register(load());
+  for (const load of only === undefined ? VERBS.values() : [only]) cli.register(withExitStatusHelp(load()));
   return cli;
+}
+
+/** The verb with the exit statuses at the end of its `--help` details, said once for all verbs. */
+function withExitStatusHelp(command: CommandClass): CommandClass {
+  const usage = command.usage ?? {};
+  return class extends (command as unknown as new () => object) {
+    static paths = command.paths;
+    static usage = { ...usage, details: `${dedent(usage.details ?? '')}\n\n${EXIT_STATUS_HELP}\n` };
+  } as unknown as CommandClass;
+}
+
+/** Details without the indentation of the source they were written in, so a paragraph added after them reads as one. */
+function dedent(text: string): string {
+  const lines = text.split('\n');
+  const indents = lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length);
+  const common = indents.length === 0 ? 0 : Math.min(...indents);
+  return lines.map((line) => line.slice(common)).join('\n').trim();
 }
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */
@@ -52,5 +82,7 @@ export function main(): void {
   if (argv[0] === 'run') setRunProcessFlags();
   // Before clipanion loads and reads it (see useDirectFileStdin).
   useDirectFileStdin();
-  void hostCli(argv[0]).runExit(argv);
+  void runCli(() => hostCli(argv[0]), argv, 'nox-mesh-host').then((status) => {
+    process.exitCode = status;
+  });
 }

@@ -19,9 +19,15 @@ export class RunCommand extends HostCommand {
       refused, and reported, when it is not newer than what the host holds — applies them,
       reconciles every ten minutes, and reports each pass. Not enrolled yet, it waits for
       nox-mesh-host enrol without holding the store. It opens no listening socket. Log lines
-      go to standard output (JSON lines with --json).
+      go to standard output; with --json, one JSON object per line (NDJSON), down to the last
+      ({"stopped": true}) or the error that stopped it.
     `,
   });
+
+  /** Under `--json`, everything `run` prints is one object per line, its end and its failure too. */
+  protected override jsonLines(): boolean {
+    return true;
+  }
 
   async run(): Promise<CommandResult> {
     const settings = await this.settings();

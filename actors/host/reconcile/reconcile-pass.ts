@@ -2,6 +2,7 @@ import type { ResourceResult } from '../../../schema/report';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
 import { applyContextOf, nodeNameOf, type HostContext } from '../host-context';
 import { refreshLookAt } from '../adoption/refresh-look-at';
+import { briefingSubject } from '../adoption/briefing-subject';
 import { recordCompletedReconcile } from '../launch-state/record-completed-reconcile';
 import { converge } from './converge';
 import { desiredResources, storedDeclaration } from './desired-resources';
@@ -17,6 +18,23 @@ export interface PassReport {
   results: ResourceResult[];
   /** Results counted by outcome. */
   counts: Partial<Record<ResourceResult['outcome'], number>>;
+  /**
+   * Keys left `kept` because adoption could not do its part (the original could not be kept,
+   * the machine could not be read: a `failed` or `unknown` briefing line), not because the
+   * machine's value won a conflict. Such a pass did not converge (see passFailed). Absent from
+   * a report of a pass that was not run (the running host holding a machine with nothing
+   * declared yet).
+   */
+  unresolved?: string[];
+}
+
+/**
+ * True when the pass did not do what it was asked: a resource failed or was refused, or adoption
+ * could not keep an original or read the machine. The CLI exits 1 on it. A `kept` conflict
+ * (the machine's value wins, as adoption decided and the briefing says) is not a failure.
+ */
+export function passFailed(report: Pick<PassReport, 'results' | 'unresolved'>): boolean {
+  return (report.unresolved ?? []).length > 0 || report.results.some((result) => result.outcome === 'failed' || result.outcome === 'refused');
 }
 
 /**
@@ -49,7 +67,21 @@ export async function reconcilePass(host: HostContext, reasons: ReconcileReason[
   if (signal?.aborted !== true) await recordCompletedOnce(host);
   const counts: PassReport['counts'] = {};
   for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
-  return { reasons, startedAt: utcTimestamp(started), durationMs: monotonicMs() - begin, results, counts };
+  const unresolved = unresolvedKeys(results, host.state.current());
+  return { reasons, startedAt: utcTimestamp(started), durationMs: monotonicMs() - begin, results, counts, unresolved };
+}
+
+/** The `kept` results whose briefing line says adoption failed or could not read the machine. */
+function unresolvedKeys(results: readonly ResourceResult[], state: HostState): string[] {
+  const kept = results.filter((result) => result.outcome === 'kept');
+  if (kept.length === 0) return [];
+  const status = new Map((state.briefing?.lines ?? []).map((line) => [line.subject, line.status]));
+  return kept
+    .filter((result) => {
+      const line = status.get(briefingSubject(result.key));
+      return line === 'failed' || line === 'unknown';
+    })
+    .map((result) => result.key);
 }
 
 function storedKind(state: HostState): string | undefined {
