@@ -1,4 +1,4 @@
-import type { BriefingLine } from '../../../schema/briefing';
+import type { Briefing, BriefingLine } from '../../../schema/briefing';
 import type { HostState } from '../../../schema/host-state';
 import type { OwnedResource } from '../../../schema/owned';
 import type { ResourceResult } from '../../../schema/report';
@@ -10,6 +10,9 @@ import { removeMadeDirectory } from '../appliers/directory.applier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
+import { briefingSubject } from '../adoption/briefing-subject';
+import { forgetKeptAt, handBackOrRemove, keptOriginalOf, lineOf, type Undone } from '../adoption/hand-back';
+import { resolvedLine } from '../adoption/resolved-line';
 
 /**
  * Decides what to do with something the machine already has and the host did not create (the
@@ -83,8 +86,35 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
       results.push(await removeOne(entry, deps));
     }
     if (!deps.ctx.signal?.aborted) await removeMadeDirectories(declared, deps);
+    if (!deps.ctx.signal?.aborted) await dropUnheldConflicts(declared, deps);
   }
   return results;
+}
+
+/**
+ * Drops the briefing lines of conflicts (`kept`, `unknown`, `failed`) whose resource is no
+ * longer declared and that the host does not hold: it never wrote there, the machine still has
+ * its own value, and nothing more will happen to it, so neither the line nor the copy kept for
+ * it serves anything. The copy goes first: a host killed between the two leaves a line whose
+ * copy is gone, which the next pass drops, never a copy nothing points to.
+ */
+async function dropUnheldConflicts(declared: readonly Resource[], deps: ConvergeDeps): Promise<void> {
+  const state = deps.state.current();
+  if (state.briefing === null) return;
+  const held = new Set([...declared.map(resourceKey), ...state.owned.resources.map((entry) => entry.key), ...state.applying].map(briefingSubject));
+  const gone = state.briefing.lines.filter((line) => line.status !== 'ok' && !held.has(line.subject));
+  if (gone.length === 0) return;
+  for (const line of gone) forgetKeptAt(deps.ctx.stateDir, line.original_kept_at);
+  const subjects = new Set(gone.map((line) => line.subject));
+  await deps.state.update((s) => ({ ...s, briefing: withoutLines(s.briefing, (line) => subjects.has(line.subject)) }));
+}
+
+/** The briefing without the lines `drop` picks; none at all once it has no line left. */
+function withoutLines(briefing: Briefing | null, drop: (line: BriefingLine) => boolean): Briefing | null {
+  if (briefing === null) return null;
+  const lines = briefing.lines.filter((line) => !drop(line));
+  if (lines.length === briefing.lines.length) return briefing;
+  return lines.length === 0 ? null : { ...briefing, lines };
 }
 
 /**
@@ -318,16 +348,19 @@ async function removeOne(owned: OwnedResource, deps: ConvergeDeps): Promise<Reso
   }
   // Moved from owned to applying before the machine is touched, so a host killed part way never
   // claims to own something it already deleted, and still knows the leftovers are its own.
-  const wasOwned = deps.state.current().owned.resources.find((r) => r.key === owned.key);
+  const before = deps.state.current();
+  const wasOwned = before.owned.resources.find((r) => r.key === owned.key);
+  // Adoption kept the machine's original: it is handed back, not removed (see hand-back.ts).
+  const keptAt = keptOriginalOf(lineOf(before.briefing, owned.key), owned.key, deps.ctx.stateDir);
   await deps.state.update((s) => ({
     ...s,
     applying: s.applying.includes(owned.key) ? s.applying : [...s.applying, owned.key],
     owned: { resources: s.owned.resources.filter((r) => r.key !== owned.key) },
   }));
   try {
-    const removal = await applier.remove(owned.key, deps.ctx);
-    await clearApplying(owned.key, deps);
-    return { ...base, outcome: removal };
+    const undone = await handBackOrRemove(applier, owned.key, deps.ctx, keptAt);
+    await settleRemoval(owned.key, undone, keptAt, deps);
+    return { ...base, outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) };
   } catch (error) {
     // Still the host's: owned again if it was, else left marked so the next pass tries again.
     if (wasOwned !== undefined) {
@@ -406,6 +439,7 @@ function commit(
       const subjects = new Set(change.lines.map((line) => line.subject));
       briefing = { ...base, lines: [...base.lines.filter((line) => !subjects.has(line.subject)), ...change.lines] };
     }
+    briefing = resolveLines(briefing, recorded, deps.ctx.stateDir);
     const applying = s.applying.filter((key) => !unmark.has(key));
     for (const key of change.mark ?? []) if (!applying.includes(key)) applying.push(key);
     const resources = recorded.size === 0 ? s.owned.resources : [...s.owned.resources.filter((r) => !recorded.has(r.key)), ...recorded.values()];
@@ -415,8 +449,44 @@ function commit(
   });
 }
 
-function clearApplying(key: string, deps: ConvergeDeps): Promise<HostState> {
-  return deps.state.update((s) => (s.applying.includes(key) ? { ...s, applying: s.applying.filter((k) => k !== key) } : s));
+/**
+ * Lines that still say the host wrote nothing, about resources it has now applied and recorded
+ * (in `recorded`), say what it did instead (resolvedLine); where adoption kept the machine's
+ * original, the record becomes adopted, so that it is handed back when no longer declared.
+ */
+function resolveLines(briefing: Briefing | null, recorded: Map<string, OwnedResource>, stateDir: string): Briefing | null {
+  if (briefing === null || recorded.size === 0 || briefing.lines.every((line) => line.status === 'ok')) return briefing;
+  const open = new Map(briefing.lines.filter((line) => line.status !== 'ok').map((line) => [line.subject, line]));
+  const resolved = new Map<string, BriefingLine>();
+  for (const [key, entry] of recorded) {
+    const line = open.get(briefingSubject(key));
+    if (line === undefined) continue;
+    const keptAt = keptOriginalOf(line, key, stateDir);
+    resolved.set(line.subject, resolvedLine(line, keptAt));
+    if (keptAt !== undefined) recorded.set(key, { ...entry, adopted: true, original_kept_at: keptAt });
+  }
+  if (resolved.size === 0) return briefing;
+  return { ...briefing, lines: briefing.lines.map((line) => resolved.get(line.subject) ?? line) };
+}
+
+/**
+ * One store write once an undeclared resource is undone: its mark is cleared and its briefing
+ * line follows, gone when the host holds nothing of it any more (handed back, or made by the
+ * host itself), or saying what became of it when a record of the machine's original stays.
+ */
+function settleRemoval(key: string, undone: Undone, keptAt: string | undefined, deps: ConvergeDeps): Promise<HostState> {
+  const subject = briefingSubject(key);
+  const holdsNothing = undone.outcome === 'handed_back' || keptAt === undefined;
+  return deps.state.update((s) => {
+    const applying = s.applying.includes(key) ? s.applying.filter((k) => k !== key) : s.applying;
+    let briefing = s.briefing;
+    if (holdsNothing) briefing = withoutLines(briefing, (line) => line.subject === subject);
+    else if (briefing !== null && undone.detail !== undefined) {
+      const detail = undone.detail;
+      briefing = { ...briefing, lines: briefing.lines.map((line) => (line.subject === subject ? { ...line, detail } : line)) };
+    }
+    return applying === s.applying && briefing === s.briefing ? s : { ...s, applying, briefing };
+  });
 }
 
 function messageOf(error: unknown): string {
