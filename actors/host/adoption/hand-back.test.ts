@@ -169,6 +169,25 @@ describe('handing back what adoption took over', () => {
     expect(briefing()).toBeNull();
     expect(await kept()).toEqual([]);
   });
+
+  test('a hand-back cut short and then declared again is finished first: the machine\'s original is kept again, never written over', async () => {
+    await theirs('/etc/app.conf', 'the machine\'s own\n', 0o640);
+    const mine = { shape: 'file', path: '/etc/app.conf', content: { text: 'the machine\'s own\n' }, mode: '0640', owner: `${THEIRS}`, group: `${THEIRS}` };
+    await hold([mine]);
+    await hold([{ ...mine, content: { text: 'declared\n' } }]);
+    const store = new HostStore(stateDir);
+    const { state } = await store.load();
+    const copy = state.owned.resources[0]?.original_kept_at as string;
+    await fs.writeFile(path.join(root, 'etc/app.conf'), 'the machine\'s own\n');
+    await fs.rm(copy);
+    await store.save({ ...state, owned: { resources: [] }, applying: ['file:/etc/app.conf'] });
+
+    // Declared again, with content of its own: adoption decides afresh, and the machine wins.
+    const again = await hold([{ ...mine, content: { text: 'declared again\n' } }]);
+    expect(again.get('file:/etc/app.conf')).toMatchObject({ outcome: 'kept' });
+    expect(await looksAt('/etc/app.conf')).toMatchObject({ text: 'the machine\'s own\n' });
+    expect(await fs.readFile(copy, 'utf8')).toBe('the machine\'s own\n');
+  });
 });
 
 describe('releasing a node', () => {

@@ -62,6 +62,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   // What the pass looks up once (directories, accounts) is kept for the pass (see PassMemo).
   const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
   const results: ResourceResult[] = [];
+  await finishHandBacks(deps);
   for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;
     // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
@@ -89,6 +90,33 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     if (!deps.ctx.signal?.aborted) await dropUnheldConflicts(declared, deps);
   }
   return results;
+}
+
+/**
+ * Finishes the hand-backs a killed host left under way, before anything else: a key marked and
+ * not owned whose `ok` line says an original was kept is one the host was handing back (a key
+ * taken by adoption is owned in the same write as its line). Left for the batch, a key declared
+ * again would be taken for the host's own half-made work and written over, when its copy may
+ * already be gone and the machine's original back in place. Once finished, a declared key goes
+ * through adoption afresh. One that cannot be finished now stays marked, and the removal pass
+ * says why.
+ */
+async function finishHandBacks(deps: ConvergeDeps): Promise<void> {
+  const state = deps.state.current();
+  if (state.briefing === null || state.applying.length === 0) return;
+  const owned = new Set(state.owned.resources.map((entry) => entry.key));
+  for (const key of state.applying) {
+    if (owned.has(key) || deps.ctx.signal?.aborted) continue;
+    const line = lineOf(deps.state.current().briefing, key);
+    const keptAt = line?.status === 'ok' ? keptOriginalOf(line, key, deps.ctx.stateDir) : undefined;
+    const applier = applierFor(deps.appliers, shapeOfKey(key));
+    if (keptAt === undefined || applier?.handBack === undefined) continue;
+    try {
+      await settleRemoval(key, await handBackOrRemove(applier, key, deps.ctx, keptAt), keptAt, deps);
+    } catch {
+      continue;
+    }
+  }
 }
 
 /**
