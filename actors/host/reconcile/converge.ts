@@ -62,7 +62,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   // What the pass looks up once (directories, accounts) is kept for the pass (see PassMemo).
   const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
   const results: ResourceResult[] = [];
-  await finishHandBacks(deps);
+  results.push(...(await finishHandBacks(new Set(declared.map(resourceKey)), deps)));
   for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;
     // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
@@ -101,9 +101,10 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
  * through adoption afresh. One that cannot be finished now stays marked, and the removal pass
  * says why.
  */
-async function finishHandBacks(deps: ConvergeDeps): Promise<void> {
+async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps): Promise<ResourceResult[]> {
   const state = deps.state.current();
-  if (state.briefing === null || state.applying.length === 0) return;
+  const results: ResourceResult[] = [];
+  if (state.briefing === null || state.applying.length === 0) return results;
   const owned = new Set(state.owned.resources.map((entry) => entry.key));
   for (const key of state.applying) {
     if (owned.has(key) || deps.ctx.signal?.aborted) continue;
@@ -112,11 +113,15 @@ async function finishHandBacks(deps: ConvergeDeps): Promise<void> {
     const applier = applierFor(deps.appliers, shapeOfKey(key));
     if (keptAt === undefined || applier?.handBack === undefined) continue;
     try {
-      await settleRemoval(key, await handBackOrRemove(applier, key, deps.ctx, keptAt), keptAt, deps);
+      const undone = await handBackOrRemove(applier, key, deps.ctx, keptAt);
+      await settleRemoval(key, undone, keptAt, deps);
+      // Reported when no longer declared; a declared key has its own result from the batch.
+      if (!declared.has(key)) results.push({ key, shape: shapeOfKey(key), outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
     } catch {
       continue;
     }
   }
+  return results;
 }
 
 /**

@@ -244,7 +244,6 @@ test(`a host killed with SIGKILL at ${KILLS} random instants always restarts to 
   // each kind of run, so removals, hand-backs and adoptions were all cut short.
   expect(killedMidway).toBeGreaterThanOrEqual(KILLS);
   expect(Object.values(killedIn).every((kills) => kills > 0)).toBe(true);
-  process.stderr.write(`kills ${killedMidway}, of which handing back ${killedHandingBack}\n`);
   expect(killedHandingBack).toBeGreaterThan(0);
 
   // Restart and run to completion: the machine converges and the record is exact.
