@@ -10,9 +10,11 @@ import { keyMatchesShape, ResourceKey, ResourceShape } from './resource';
  * matched), `failed`, `removed` (file, directory, container no longer declared), `stopped` (a
  * service no longer declared: stopped, its unit file left), `forgotten` (package or action no
  * longer declared: left as it is), `refused` (not the host's to do), `kept` (adoption found the
- * machine's own value and kept it: the conflict is in the briefing).
+ * machine's own value and kept it: the conflict is in the briefing), `handed_back` (a file or
+ * directory adoption took over, no longer declared: the machine's original, kept since, is put
+ * back instead of the path being removed).
  */
-export const ResourceOutcome = z.enum(['applied', 'unchanged', 'failed', 'removed', 'stopped', 'forgotten', 'refused', 'kept']);
+export const ResourceOutcome = z.enum(['applied', 'unchanged', 'failed', 'removed', 'stopped', 'forgotten', 'refused', 'kept', 'handed_back']);
 /** See {@link ResourceOutcome}. */
 export type ResourceOutcome = z.infer<typeof ResourceOutcome>;
 

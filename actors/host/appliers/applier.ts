@@ -79,6 +79,14 @@ export interface Applier<R extends Resource = Resource> {
   /** Undoes what the host made for an owned resource that is no longer declared. */
   remove(key: string, ctx: ApplyContext): Promise<Removal>;
   /**
+   * Optional: for a resource adoption took over that is no longer declared, puts back what
+   * `keepOriginal` kept under `dir` instead of removing it, then deletes the kept copy, the copy
+   * before its record (see actors/host/adoption/hand-back.ts for why that order). Returns what
+   * was put back ("content, mode 0640, owner 1000:1000"), or undefined when no copy is kept under
+   * `dir` (any more). Throws ApplyFailed, keeping the copy, when it cannot be put back.
+   */
+  handBack?(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined>;
+  /**
    * Keeps what the machine has before the host writes over something it did not create
    * (adoption). Writes under `dir` and returns the absolute path of what was kept (the copy, or
    * a JSON record of the state it found), or undefined when there is nothing to keep.

@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, rmdirSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
@@ -7,6 +7,7 @@ import { ApplyFailed } from './applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { replaceFilesSync } from '../store/replace-files-sync';
+import { readKeptRecord } from '../adoption/kept-record';
 
 // A directory resource is the directory itself (its existence, mode and ownership), never its
 // contents. So removal takes away only an empty directory: anything inside was put there by
@@ -119,7 +120,43 @@ export const directoryApplier: Applier<DirectoryResource> = {
     replaceFilesSync(dirname(kept), [{ name: basename(kept), data: `${JSON.stringify(record, null, 2)}\n` }]);
     return kept;
   },
+
+  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+    // What was kept is the record of the directory's mode and owner (its contents were never
+    // the host's), so that is what goes back; the directory stays.
+    const path = pathOfKey(key);
+    const kept = `${join(dir, path)}.meta.json`;
+    if (lstatOrAbsentSync(kept) === undefined) return undefined;
+    const record = readKeptRecord(kept, kept);
+    const real = resolveUnderRootSync(ctx, path);
+    const stats = lstatOrAbsentSync(real);
+    if (stats !== undefined && !stats.isDirectory()) {
+      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}`);
+    }
+    try {
+      // Gone meanwhile: made again as the machine had it, since it was the machine's.
+      if (stats === undefined) {
+        mkdirSync(real, { mode: 0o700 });
+        syncDirectoryOf(dirname(real));
+      }
+      setAttributes(real, record);
+    } catch (error) {
+      if (error instanceof ApplyFailed) throw error;
+      throw new ApplyFailed(`could not put the machine's ${path} back as it was: ${errorText(error)}; its original stays recorded at ${kept}`, { cause: error });
+    }
+    rmSync(kept, { force: true });
+    return `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}`;
+  },
 };
+
+function syncDirectoryOf(real: string): void {
+  const fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * Takes away a directory the host made on the way to a declared path (HostState

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsync, fsyncSync, futimesSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
@@ -10,6 +10,7 @@ import { ApplyFailed } from './applier';
 import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
+import { readKeptRecord } from '../adoption/kept-record';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
@@ -187,6 +188,42 @@ export const fileApplier: Applier<FileResource> = {
       closeSync(source.fd);
     }
     return kept;
+  },
+
+  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+    const path = pathOfKey(key);
+    const kept = join(dir, path);
+    if (lstatOrAbsentSync(kept) === undefined) return undefined;
+    const record = readKeptRecord(`${kept}.meta.json`, kept);
+    const real = resolveUnderRootSync(ctx, path);
+    const stats = lstatOrAbsentSync(real);
+    if (stats !== undefined && !stats.isFile()) {
+      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}`);
+    }
+    const directory = lstatOrAbsentSync(dirname(real));
+    if (directory === undefined || !directory.isDirectory()) {
+      throw new ApplyFailed(`cannot put the machine's original of ${path} back: ${dirname(path)} is no longer a directory; make it again, or copy the original kept at ${kept} by hand`);
+    }
+    const source = openRegular(kept, kept);
+    try {
+      // Synced whole before the copy goes (no barrier here): the copy is the only other place
+      // the machine's content is.
+      writeAtomically(real, record, (fd) => {
+        copyFrom(source.fd, fd);
+        if (record.mtime !== undefined) futimesSync(fd, record.mtime, record.mtime);
+      }, { ...ctx, barrier: undefined });
+    } catch (error) {
+      if (error instanceof ApplyFailed) throw error;
+      throw new ApplyFailed(`could not put the machine's original of ${path} back: ${errorText(error)}; it stays kept at ${kept}`, { cause: error });
+    } finally {
+      closeSync(source.fd);
+    }
+    // The copy first, then its record: a host killed between the two finds no copy, and the
+    // briefing line that still says where it was kept tells it the original is back.
+    unlinkSync(kept);
+    syncDirectory(dirname(kept));
+    rmSync(`${kept}.meta.json`, { force: true });
+    return `content, mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}`;
   },
 };
 

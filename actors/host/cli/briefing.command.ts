@@ -18,7 +18,7 @@ export class BriefingCommand extends HostCommand {
     const loaded = await new HostStore(stateDir).load();
     if (loaded.problem !== undefined) this.context.stderr.write(`warning: ${loaded.problem}\n`);
     const briefing = loaded.state.briefing;
-    if (briefing === null) return { text: 'no adoption has run on this machine: the host has taken over nothing it did not create', json: { briefing: null } };
+    if (briefing === null) return { text: 'no briefing: the host holds nothing here that it did not create (nothing adopted, or all of it handed back)', json: { briefing: null } };
     const current = withLookAt(briefing);
     return { text: formatBriefing(current), json: { outcome: briefingOutcome(current), briefing: current } };
   }

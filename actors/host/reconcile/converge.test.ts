@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState } from '../../../schema/host-state';
-import { Resource } from '../../../schema/resource';
+import { Resource, resourceKey } from '../../../schema/resource';
 import type * as z from 'zod';
 import { directoryApplier } from '../appliers/directory.applier';
 import { actionApplier } from '../appliers/action.applier';
@@ -20,7 +20,9 @@ import { converge, type Adopter, type ConvergeDeps } from './converge';
 
 const stubAdopter: Adopter = {
   async adopt(resource, _applier, observation) {
-    const subject = `${resource.shape}`;
+    // The line's subject is the resource key, as the real adopter's is: lines are matched to
+    // what the host holds by it.
+    const subject = resourceKey(resource);
     return observation.differences.length === 0
       ? { take: true, line: { status: 'ok', subject, detail: 'matches' } }
       : { take: false, line: { status: 'kept', subject, detail: observation.differences.join('; ') } };
@@ -178,7 +180,7 @@ describe('converge', () => {
     expect(results[0]).toMatchObject({ outcome: 'kept' });
     expect(await read('etc/motd')).toBe('the machine says\n');
     expect(ownedKeys()).toEqual([]);
-    expect(deps.state.current().briefing?.lines).toEqual([{ status: 'kept', subject: 'file', detail: expect.stringMatching(/content differs/) }]);
+    expect(deps.state.current().briefing?.lines).toEqual([{ status: 'kept', subject: 'file:/etc/motd', detail: expect.stringMatching(/content differs/) }]);
   });
 
   test('a key marked applying (a host killed mid-apply) is its own work, not something to adopt', async () => {

@@ -1,4 +1,4 @@
-import type { BriefingLine } from '../../../schema/briefing';
+import type { Briefing, BriefingLine } from '../../../schema/briefing';
 import type { HostState } from '../../../schema/host-state';
 import type { OwnedResource } from '../../../schema/owned';
 import type { ResourceResult } from '../../../schema/report';
@@ -10,6 +10,9 @@ import { removeMadeDirectory } from '../appliers/directory.applier';
 import type { StateHandle } from '../store/state-handle';
 import { applierFor, type ApplierSet } from './applier-set';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
+import { briefingSubject } from '../adoption/briefing-subject';
+import { forgetKeptAt, handBackOrRemove, keptOriginalOf, lineOf, type Undone } from '../adoption/hand-back';
+import { resolvedLine } from '../adoption/resolved-line';
 
 /**
  * Decides what to do with something the machine already has and the host did not create (the
@@ -59,6 +62,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   // What the pass looks up once (directories, accounts) is kept for the pass (see PassMemo).
   const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
   const results: ResourceResult[] = [];
+  results.push(...(await finishHandBacks(new Set(declared.map(resourceKey)), deps)));
   for (let start = 0; start < declared.length; start += BATCH) {
     if (deps.ctx.signal?.aborted) break;
     // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
@@ -85,8 +89,71 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
       results.push(...(await removeBatch(removals.slice(start, start + BATCH), deps)));
     }
     if (!deps.ctx.signal?.aborted) await removeMadeDirectories(declared, deps);
+    if (!deps.ctx.signal?.aborted) await dropUnheldConflicts(declared, deps);
   }
   return results;
+}
+
+/**
+ * Finishes the hand-backs a killed host left under way, before anything else: a key marked and
+ * not owned whose `ok` line says an original was kept is one the host was handing back (a key
+ * taken by adoption is owned in the same write as its line). Left for the batch, a key declared
+ * again would be taken for the host's own half-made work and written over, when its copy may
+ * already be gone and the machine's original back in place. Once finished, a declared key goes
+ * through adoption afresh. One that cannot be finished now stays marked, and the removal pass
+ * says why.
+ */
+async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps): Promise<ResourceResult[]> {
+  const state = deps.state.current();
+  const results: ResourceResult[] = [];
+  if (state.briefing === null || state.applying.length === 0) return results;
+  const owned = new Set(state.owned.resources.map((entry) => entry.key));
+  for (const key of state.applying) {
+    if (owned.has(key) || deps.ctx.signal?.aborted) continue;
+    const line = lineOf(deps.state.current().briefing, key);
+    const keptAt = line?.status === 'ok' ? keptOriginalOf(line, key, deps.ctx.stateDir) : undefined;
+    const applier = applierFor(deps.appliers, shapeOfKey(key));
+    if (keptAt === undefined || applier?.handBack === undefined) continue;
+    try {
+      const undone = await handBackOrRemove(applier, key, deps.ctx, keptAt);
+      await deps.state.update((s) => ({
+        ...s,
+        applying: s.applying.filter((k) => k !== key),
+        briefing: settledLine(s.briefing, key, undone, keptAt),
+      }));
+      // Reported when no longer declared; a declared key has its own result from the batch.
+      if (!declared.has(key)) results.push({ key, shape: shapeOfKey(key), outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
+    } catch {
+      continue;
+    }
+  }
+  return results;
+}
+
+/**
+ * Drops the briefing lines of conflicts (`kept`, `unknown`, `failed`) whose resource is no
+ * longer declared and that the host does not hold: it never wrote there, the machine still has
+ * its own value, and nothing more will happen to it, so neither the line nor the copy kept for
+ * it serves anything. The copy goes first: a host killed between the two leaves a line whose
+ * copy is gone, which the next pass drops, never a copy nothing points to.
+ */
+async function dropUnheldConflicts(declared: readonly Resource[], deps: ConvergeDeps): Promise<void> {
+  const state = deps.state.current();
+  if (state.briefing === null) return;
+  const held = new Set([...declared.map(resourceKey), ...state.owned.resources.map((entry) => entry.key), ...state.applying].map(briefingSubject));
+  const gone = state.briefing.lines.filter((line) => line.status !== 'ok' && !held.has(line.subject));
+  if (gone.length === 0) return;
+  for (const line of gone) forgetKeptAt(deps.ctx.stateDir, line.original_kept_at);
+  const subjects = new Set(gone.map((line) => line.subject));
+  await deps.state.update((s) => ({ ...s, briefing: withoutLines(s.briefing, (line) => subjects.has(line.subject)) }));
+}
+
+/** The briefing without the lines `drop` picks; none at all once it has no line left. */
+function withoutLines(briefing: Briefing | null, drop: (line: BriefingLine) => boolean): Briefing | null {
+  if (briefing === null) return null;
+  const lines = briefing.lines.filter((line) => !drop(line));
+  if (lines.length === briefing.lines.length) return briefing;
+  return lines.length === 0 ? null : { ...briefing, lines };
 }
 
 /**
@@ -332,13 +399,14 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
   }
   if (removable.length === 0) return results;
   const keys = new Set(removable.map((item) => item.entry.key));
-  const wasOwned = new Map(deps.state.current().owned.resources.filter((r) => keys.has(r.key)).map((r) => [r.key, r]));
+  const before = deps.state.current();
+  const wasOwned = new Map(before.owned.resources.filter((r) => keys.has(r.key)).map((r) => [r.key, r]));
   await deps.state.update((s) => ({
     ...s,
     applying: [...s.applying, ...[...keys].filter((key) => !s.applying.includes(key))],
     owned: { resources: s.owned.resources.filter((r) => !keys.has(r.key)) },
   }));
-  const removed: string[] = [];
+  const settled: Array<{ key: string; undone: Undone; keptAt: string | undefined }> = [];
   const ownAgain: OwnedResource[] = [];
   let stopped = false;
   for (const { entry, applier } of removable) {
@@ -350,9 +418,12 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
       if (owned !== undefined) ownAgain.push(owned);
       continue;
     }
+    // Adoption kept the machine's original: it is handed back, not removed (see hand-back.ts).
+    const keptAt = keptOriginalOf(lineOf(before.briefing, entry.key), entry.key, deps.ctx.stateDir);
     try {
-      results.push({ ...base, outcome: await applier.remove(entry.key, deps.ctx) });
-      removed.push(entry.key);
+      const undone = await handBackOrRemove(applier, entry.key, deps.ctx, keptAt);
+      settled.push({ key: entry.key, undone, keptAt });
+      results.push({ ...base, outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
     } catch (error) {
       // Still the host's: owned again if it was, else left marked so the next pass tries again.
       const owned = wasOwned.get(entry.key);
@@ -361,11 +432,12 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
     }
   }
   await deps.ctx.barrier?.flush();
-  const unmark = new Set([...removed, ...ownAgain.map((entry) => entry.key)]);
+  const unmark = new Set([...settled.map((item) => item.key), ...ownAgain.map((entry) => entry.key)]);
   await deps.state.update((s) => ({
     ...s,
     applying: s.applying.filter((key) => !unmark.has(key)),
     owned: ownAgain.length === 0 ? s.owned : { resources: [...s.owned.resources, ...ownAgain] },
+    briefing: settled.reduce((briefing, item) => settledLine(briefing, item.key, item.undone, item.keptAt), s.briefing),
   }));
   return results;
 }
@@ -435,6 +507,7 @@ function commit(
       const subjects = new Set(change.lines.map((line) => line.subject));
       briefing = { ...base, lines: [...base.lines.filter((line) => !subjects.has(line.subject)), ...change.lines] };
     }
+    briefing = resolveLines(briefing, recorded, deps.ctx.stateDir);
     const applying = s.applying.filter((key) => !unmark.has(key));
     for (const key of change.mark ?? []) if (!applying.includes(key)) applying.push(key);
     const resources = recorded.size === 0 ? s.owned.resources : [...s.owned.resources.filter((r) => !recorded.has(r.key)), ...recorded.values()];
@@ -442,6 +515,40 @@ function commit(
     const made_directories = newlyMade.length === 0 ? s.made_directories : [...s.made_directories, ...newlyMade];
     return { ...s, briefing, applying, owned: { resources }, made_directories };
   });
+}
+
+/**
+ * Lines that still say the host wrote nothing, about resources it has now applied and recorded
+ * (in `recorded`), say what it did instead (resolvedLine); where adoption kept the machine's
+ * original, the record becomes adopted, so that it is handed back when no longer declared.
+ */
+function resolveLines(briefing: Briefing | null, recorded: Map<string, OwnedResource>, stateDir: string): Briefing | null {
+  if (briefing === null || recorded.size === 0 || briefing.lines.every((line) => line.status === 'ok')) return briefing;
+  const open = new Map(briefing.lines.filter((line) => line.status !== 'ok').map((line) => [line.subject, line]));
+  const resolved = new Map<string, BriefingLine>();
+  for (const [key, entry] of recorded) {
+    const line = open.get(briefingSubject(key));
+    if (line === undefined) continue;
+    const keptAt = keptOriginalOf(line, key, stateDir);
+    resolved.set(line.subject, resolvedLine(line, keptAt));
+    if (keptAt !== undefined) recorded.set(key, { ...entry, adopted: true, original_kept_at: keptAt });
+  }
+  if (resolved.size === 0) return briefing;
+  return { ...briefing, lines: briefing.lines.map((line) => resolved.get(line.subject) ?? line) };
+}
+
+/**
+ * The briefing once an undeclared resource is undone: its line is gone when the host holds
+ * nothing of it any more (handed back, or made by the host itself), or says what became of it
+ * when a record of the machine's original stays. Written with the batch's last store write,
+ * which also clears the key's mark.
+ */
+function settledLine(briefing: Briefing | null, key: string, undone: Undone, keptAt: string | undefined): Briefing | null {
+  const subject = briefingSubject(key);
+  if (undone.outcome === 'handed_back' || keptAt === undefined) return withoutLines(briefing, (line) => line.subject === subject);
+  if (briefing === null || undone.detail === undefined) return briefing;
+  const detail = undone.detail;
+  return { ...briefing, lines: briefing.lines.map((line) => (line.subject === subject ? { ...line, detail } : line)) };
 }
 
 function messageOf(error: unknown): string {
