@@ -3,18 +3,20 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Declaration } from '../../../schema/declaration';
 import { emptyHostState, type HostState } from '../../../schema/host-state';
 import { resourceKey } from '../../../schema/resource';
-import { DECLARATION_STREAM, declarationConsumer, declarationSubject, reportSubject } from '../../shared/bus/subjects';
+import { DECLARATION_STREAM, declarationConsumer, declarationSubject, heartbeatSubject, reportSubject } from '../../shared/bus/subjects';
 import { generateSigningKeyPair } from '../../shared/crypto';
 import { enrolledState } from '../../host/enrolment/enrolled-state';
 import { admitDeclaration, type Refused } from '../../host/link/admit-declaration';
 import { buildReport } from '../../host/link/build-report';
 import { startDeclarationIntake, type DeclarationIntake } from '../../host/link/declaration-intake';
+import { buildHeartbeat } from '../../host/link/heartbeat-sender';
+import { LinkClock } from '../../host/link/link-clock';
 import { recordDeclaration } from '../../host/link/record-declaration';
 import { eventually, useTestController, type TestController } from '../enrolment/testing/test-controller';
 import type { RunningPart } from '../serve/controller-parts';
 import { ensureDeclarationStream } from '../serve/ensure-declaration-stream';
 import { composeStatus } from '../status/compose-status';
-import { busObjects } from './bus-objects';
+import { ASSERTED_FOR_MS, busObjects } from './bus-objects';
 import { busRepairPart } from './bus-repair.part';
 import type { BusRepairKind } from './bus-repairs';
 import { nodeWorkQueue } from './node-work-queue';
@@ -71,6 +73,15 @@ class IntakeHost {
     return this.intake?.deafness() !== null;
   }
 
+  /** Sends a heartbeat as the host builds it, saying whether its intake is deaf. */
+  async heartbeat(): Promise<void> {
+    const clock = new LinkClock(null);
+    clock.up(new Date());
+    const facts = { node: this.node, hostKind: 'resident' as const, clock, lastReconcileAt: () => null, uptimeSeconds: () => 1, now: () => new Date(), deafness: () => this.intake?.deafness() ?? null };
+    this.connection.publish(heartbeatSubject(this.node), JSON.stringify(buildHeartbeat(facts, false)));
+    await this.connection.flush();
+  }
+
   async stop(): Promise<void> {
     await this.intake?.stop();
     await this.connection.close();
@@ -125,6 +136,19 @@ async function nextDeclarationLands(host: IntakeHost): Promise<void> {
   await eventually(async () => (host.held() === sent.generation ? true : undefined), `${host.node} to take generation ${sent.generation}`, 15_000);
 }
 
+/** Status as the serving controller composes it, over this controller's store and repairs. */
+function statusNow(): ReturnType<typeof composeStatus> {
+  return composeStatus({
+    store: ctrl.ctx.store,
+    gate: { standing: () => ({ state: 'acting', epoch: 3, note: null }) } as never,
+    leaseHolder: async () => null,
+    tree: () => undefined,
+    controller: 'test',
+    now: () => new Date(),
+    busRepairs: () => busObjects(ctrl.ctx).repairs.counts(),
+  });
+}
+
 describe('the bus broken by hand', () => {
   const hosts: IntakeHost[] = [];
   let part: RunningPart | undefined;
@@ -172,15 +196,7 @@ describe('the bus broken by hand', () => {
 
     await nextDeclarationLands(attic);
     await nextDeclarationLands(cellar);
-    const status = await composeStatus({
-      store: ctrl.ctx.store,
-      gate: { standing: () => ({ state: 'acting', epoch: 3, note: null }) } as never,
-      leaseHolder: async () => null,
-      tree: () => undefined,
-      controller: 'test',
-      now: () => new Date(),
-      busRepairs: () => busObjects(ctrl.ctx).repairs.counts(),
-    });
+    const status = await statusNow();
     expect(status.bus_repairs?.by_kind.stream_created).toBeGreaterThanOrEqual(1);
     expect(status.bus_repairs?.total).toBeGreaterThanOrEqual(5);
   }, 60_000);
@@ -246,5 +262,25 @@ describe('the bus broken by hand', () => {
     // Nothing more goes out once everything under way is done.
     await ctrl.settled();
     expect(await sentCount('garret')).toBe(sent);
+  }, 60_000);
+
+  test('a host whose heartbeat says it is deaf is named among the problems, and has its consumer made again without waiting for a read-back', async () => {
+    const [attic] = await atticAndCellar();
+    const jsm = await jetstreamManager(ctrl.ctx.nc);
+    await jsm.consumers.delete(DECLARATION_STREAM, declarationConsumer('attic'));
+    await eventually(async () => (attic.deaf() ? true : undefined), 'attic\'s host to find itself deaf');
+    // Past the last assertion of attic's consumer, which a send a moment ago may have made.
+    ctrl.advanceClock(ASSERTED_FOR_MS + 1);
+    const made = repairs('consumer_created');
+
+    await attic.heartbeat();
+    await eventually(async () => (repairs('consumer_created') > made ? true : undefined), 'the heartbeat to have attic\'s consumer made again');
+    const deafProblem = (await statusNow()).problems.find((problem) => problem.subject === 'attic' && problem.detail.startsWith('it cannot hear its declarations since'));
+    expect(deafProblem?.detail).toContain('its consumer is gone from the broker');
+
+    await eventually(async () => (!attic.deaf() ? true : undefined), 'attic\'s host to hear again');
+    await attic.heartbeat();
+    await eventually(async () => ((await statusNow()).problems.some((problem) => problem.subject === 'attic' && problem.detail.startsWith('it cannot hear')) ? undefined : true), 'the next heartbeat to clear it');
+    await nextDeclarationLands(attic);
   }, 60_000);
 });
