@@ -51,9 +51,9 @@ export class BusObjects {
     const outcome = await ensureDeclarationStream(this.ctx.nc);
     if (outcome === 'created') {
       this.#consumerAt.clear();
-      this.repairs.record({ kind: 'stream_created', subject: DECLARATION_STREAM, detail: 'the declaration stream was missing and was made again; every node\'s consumer and declaration follow', at: this.ctx.now() });
+      this.repairs.record({ kind: 'stream_created', subject: `stream ${DECLARATION_STREAM}`, detail: 'the declaration stream was missing and was made again; every node\'s consumer and declaration follow', at: this.ctx.now() });
     } else if (outcome === 'updated') {
-      this.repairs.record({ kind: 'stream_updated', subject: DECLARATION_STREAM, detail: 'the declaration stream\'s settings had been changed and were put back', at: this.ctx.now() });
+      this.repairs.record({ kind: 'stream_updated', subject: `stream ${DECLARATION_STREAM}`, detail: 'the declaration stream\'s settings had been changed and were put back', at: this.ctx.now() });
     }
     this.#streamAt = this.ctx.now().getTime();
   }
@@ -74,7 +74,7 @@ export class BusObjects {
         await deleteConsumer(manager, node);
         await addNodeConsumer(manager, node, await this.#deliverFrom(node));
         outcome = 'replaced';
-        this.repairs.record({ kind: 'consumer_replaced', subject: node, detail: `its consumer ${declarationConsumer(node)} read ${JSON.stringify(config.filter_subject ?? '')} with ack policy ${config.ack_policy}; replaced by one reading ${declarationSubject(node)} only`, at: this.ctx.now() });
+        this.repairs.record({ kind: 'consumer_replaced', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} read ${JSON.stringify(config.filter_subject ?? '')} with ack policy ${config.ack_policy}; replaced by one reading ${declarationSubject(node)} only`, at: this.ctx.now() });
       }
     } catch (error) {
       if (isApiError(error, JetStreamApiCodes.StreamNotFound)) {
@@ -85,7 +85,7 @@ export class BusObjects {
       }
       await addNodeConsumer(manager, node, await this.#deliverFrom(node));
       outcome = 'created';
-      this.repairs.record({ kind: 'consumer_created', subject: node, detail: `its consumer ${declarationConsumer(node)} was missing, so it could not receive declarations; made again`, at: this.ctx.now() });
+      this.repairs.record({ kind: 'consumer_created', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} was missing, so it could not receive declarations; made again`, at: this.ctx.now() });
     }
     this.#consumerAt.set(node, this.ctx.now().getTime());
     return outcome;

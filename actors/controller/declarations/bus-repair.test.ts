@@ -190,7 +190,7 @@ describe('the bus broken by hand', () => {
     expect(repairs('stream_created')).toBeGreaterThanOrEqual(1);
     expect(repairs('consumer_created')).toBeGreaterThanOrEqual(2);
     expect(repairs('slot_republished')).toBeGreaterThanOrEqual(2);
-    expect(ctrl.logs.some((line) => line.startsWith('bus repair (stream created): MESH_DECLARATIONS'))).toBe(true);
+    expect(ctrl.logs.some((line) => line.startsWith('bus repair (stream created): stream MESH_DECLARATIONS'))).toBe(true);
     await eventually(async () => (!attic.deaf() ? true : undefined), 'attic\'s host to hear again');
     expect(attic.notes.filter((line) => line.startsWith('deaf: '))).toHaveLength(1);
 
@@ -258,7 +258,7 @@ describe('the bus broken by hand', () => {
     expect(sent).toBe(1 + 3);
     expect(stubborn.refused.every((refusal) => refusal.reason === 'foreign_key')).toBe(true);
     expect(stubborn.refused).toHaveLength(sent);
-    expect(ctrl.logs.some((line) => line.startsWith('bus repair (refusal resend withheld): garret:'))).toBe(true);
+    expect(ctrl.logs.some((line) => line.startsWith('bus repair (refusal resend withheld): node garret: refused what its slot held (foreign_key) again'))).toBe(true);
     // Nothing more goes out once everything under way is done.
     await ctrl.settled();
     expect(await sentCount('garret')).toBe(sent);

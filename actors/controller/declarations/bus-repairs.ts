@@ -9,7 +9,7 @@ export type BusRepairKind = 'stream_created' | 'stream_updated' | 'consumer_crea
 /** One repair, as the log and status say it. */
 export interface BusRepair {
   kind: BusRepairKind;
-  /** What it was about: the stream's name or a node's. */
+  /** What it was about: `stream <name>` or `node <name>`. */
   subject: string;
   detail: string;
   at: Date;

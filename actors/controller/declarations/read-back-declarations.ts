@@ -89,7 +89,7 @@ async function readBackNode(ctx: ControllerContext, manager: JetStreamManager, n
   if (wrong === undefined) return { consumer, republished: false };
   const sent = state.release_generation !== null ? await sendDeclaration(ctx, node, 'final') : await sendCurrent(ctx, node);
   if (sent === undefined) return { consumer, republished: false };
-  objects.repairs.record({ kind: 'slot_republished', subject: node, detail: `${wrong}; its ${sent.kind} declaration was sent again as generation ${sent.generation}`, at: ctx.now() });
+  objects.repairs.record({ kind: 'slot_republished', subject: `node ${node}`, detail: `${wrong}; its ${sent.kind} declaration was sent again as generation ${sent.generation}`, at: ctx.now() });
   return { consumer, republished: true };
 }
 

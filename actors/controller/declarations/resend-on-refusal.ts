@@ -42,15 +42,18 @@ export async function resendOnRefusal(ctx: ControllerContext, report: Report): P
   if (refused.reason === 'older_generation' && latestGeneration !== undefined && report.generation >= latestGeneration) return { kind: 'none', why: `the node holds generation ${report.generation}, the latest sent` };
 
   const repairs = busObjects(ctx).repairs;
-  const what = `${refused.reason}${refused.generation === undefined ? '' : ` of generation ${refused.generation}`}`;
+  const what =
+    refused.reason === 'stale_epoch'
+      ? `a declaration of epoch ${refused.epoch}`
+      : `what its slot held (${refused.reason}${refused.generation === undefined ? '' : ` of generation ${refused.generation}`})`;
   if (!repairs.takeResend(report.node, ctx.now())) {
-    repairs.record({ kind: 'refusal_resend_withheld', subject: report.node, detail: `it refused its slot again (${what}) after its re-sends for now were spent; nothing more is sent until later (mesh-control nodes)`, at: ctx.now() });
+    repairs.record({ kind: 'refusal_resend_withheld', subject: `node ${report.node}`, detail: `refused ${what} again after its re-sends for now were spent; nothing more is sent to it for its refusals until later`, at: ctx.now() });
     return { kind: 'withheld' };
   }
   // The consumer is asserted again with the send: whatever broke the slot may have touched it.
   busObjects(ctx).forget(report.node);
   const sent = state.release_generation !== null ? await sendDeclaration(ctx, report.node, 'final') : await sendCurrent(ctx, report.node);
   if (sent === undefined) return { kind: 'none', why: 'nothing is sent to the node now' };
-  repairs.record({ kind: 'refusal_resent', subject: report.node, detail: `it refused what its slot held (${what}); its ${sent.kind} declaration was sent again as generation ${sent.generation} under epoch ${sent.epoch}`, at: ctx.now() });
+  repairs.record({ kind: 'refusal_resent', subject: `node ${report.node}`, detail: `refused ${what}; its ${sent.kind} declaration sent again under epoch ${sent.epoch} (generation ${sent.generation})`, at: ctx.now() });
   return { kind: 'resent', sent };
 }
