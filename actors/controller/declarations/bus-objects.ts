@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, jetstreamManager, type ConsumerConfig, type JetStreamManager } from '@nats-io/jetstream';
 import { DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
 import type { ControllerContext } from '../controller-context';
 import { ensureDeclarationStream } from '../serve/ensure-declaration-stream';
@@ -25,6 +25,8 @@ export class BusObjects {
   readonly repairs: BusRepairs;
   #streamAt: number | undefined;
   readonly #consumerAt = new Map<string, number>();
+  #streamAsserting: Promise<void> | undefined;
+  #listing: Promise<void> | undefined;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -33,13 +35,18 @@ export class BusObjects {
     this.repairs = new BusRepairs((line) => ctx.log(line));
   }
 
-  /** Before a send to `node`: the stream and its consumer, unless asserted within the last `ttlMs`. */
+  /**
+   * Before a send to `node`: the stream and its consumer, unless asserted within the last
+   * `ttlMs`. A stale assertion is renewed for every node at once, from one listing of the
+   * stream's consumers shared by every send waiting on it, so a push to 10,000 nodes costs a
+   * few pages of listing, not 10,000 requests; only a consumer missing or wrong is asked about
+   * on its own, and made again or replaced.
+   */
   async assertForSend(node: string): Promise<void> {
-    const now = this.ctx.now().getTime();
-    if (this.#fresh(this.#streamAt, now) && this.#fresh(this.#consumerAt.get(node), now)) return;
-    const manager = await jetstreamManager(this.ctx.nc);
-    if (!this.#fresh(this.#streamAt, now)) await this.assertStream();
-    if (!this.#fresh(this.#consumerAt.get(node), this.ctx.now().getTime())) await this.assertConsumer(manager, node);
+    if (!this.#fresh(this.#streamAt)) await (this.#streamAsserting ??= this.assertStream().finally(() => (this.#streamAsserting = undefined)));
+    if (this.#fresh(this.#consumerAt.get(node))) return;
+    await (this.#listing ??= this.#listConsumers().finally(() => (this.#listing = undefined)));
+    if (!this.#fresh(this.#consumerAt.get(node))) await this.assertConsumer(await jetstreamManager(this.ctx.nc), node);
   }
 
   /**
@@ -68,7 +75,7 @@ export class BusObjects {
     let outcome: ConsumerAsserted;
     try {
       const { config } = await manager.consumers.info(DECLARATION_STREAM, declarationConsumer(node));
-      if (config.filter_subject === declarationSubject(node) && config.ack_policy === AckPolicy.Explicit) {
+      if (isAsNodeNeeds(config, node)) {
         outcome = 'present';
       } else {
         await deleteConsumer(manager, node);
@@ -101,6 +108,16 @@ export class BusObjects {
     this.#streamAt = undefined;
   }
 
+  /** Marks every consumer the stream holds as a node needs it as asserted now. */
+  async #listConsumers(): Promise<void> {
+    const manager = await jetstreamManager(this.ctx.nc);
+    const at = this.ctx.now().getTime();
+    for await (const info of manager.consumers.list(DECLARATION_STREAM)) {
+      const node = info.name.startsWith(CONSUMER_PREFIX) ? info.name.slice(CONSUMER_PREFIX.length) : undefined;
+      if (node !== undefined && isAsNodeNeeds(info.config, node)) this.#consumerAt.set(node, at);
+    }
+  }
+
   async #deliverFrom(node: string): Promise<typeof DeliverPolicy.All | typeof DeliverPolicy.New> {
     const [row] = await this.ctx.store.query<{ reported: number | null; latest: number | null }>(
       'SELECT n.report_generation AS reported, (SELECT max(d.generation) FROM declarations d WHERE d.node = n.name) AS latest FROM nodes n WHERE n.name = $1',
@@ -110,9 +127,18 @@ export class BusObjects {
     return holdsLatest ? DeliverPolicy.New : DeliverPolicy.All;
   }
 
-  #fresh(at: number | undefined, now: number): boolean {
-    return at !== undefined && now - at >= 0 && now - at < this.ttlMs;
+  #fresh(at: number | undefined): boolean {
+    const age = this.ctx.now().getTime() - (at ?? Number.NEGATIVE_INFINITY);
+    return age >= 0 && age < this.ttlMs;
   }
+}
+
+/** What every node's consumer is named with, before the node's name (declarationConsumer). */
+const CONSUMER_PREFIX = declarationConsumer('');
+
+/** True when a consumer reads the node's own subject only and waits for explicit acknowledgement. */
+export function isAsNodeNeeds(config: Pick<ConsumerConfig, 'filter_subject' | 'ack_policy'>, node: string): boolean {
+  return config.filter_subject === declarationSubject(node) && config.ack_policy === AckPolicy.Explicit;
 }
 
 const objects = new WeakMap<object, BusObjects>();

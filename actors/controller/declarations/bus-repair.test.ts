@@ -283,4 +283,30 @@ describe('the bus broken by hand', () => {
     await eventually(async () => ((await statusNow()).problems.some((problem) => problem.subject === 'attic' && problem.detail.startsWith('it cannot hear')) ? undefined : true), 'the next heartbeat to clear it');
     await nextDeclarationLands(attic);
   }, 60_000);
+
+  test('sends to many nodes assert their consumers from one listing, not a request each, and again only once the assertion is old', async () => {
+    const [attic, cellar] = await atticAndCellar();
+    const watcher = await ctrl.broker.connectAsController();
+    try {
+      const asked: string[] = [];
+      watcher.subscribe(`$JS.API.CONSUMER.*.${DECLARATION_STREAM}.>`, { callback: (_error, message) => void asked.push(message.subject) });
+      watcher.subscribe(`$JS.API.CONSUMER.LIST.${DECLARATION_STREAM}`, { callback: (_error, message) => void asked.push(message.subject) });
+      await watcher.flush();
+      const send = () => Promise.all([attic, cellar].map((made) => nodeWorkQueue(ctrl.ctx).run(made.node, () => sendCurrent(ctrl.ctx, made.node))));
+
+      ctrl.advanceClock(ASSERTED_FOR_MS + 1);
+      await send();
+      await watcher.flush();
+      await eventually(async () => (asked.length > 0 ? true : undefined), 'the listing to be seen');
+      expect(asked).toEqual([`$JS.API.CONSUMER.LIST.${DECLARATION_STREAM}`]);
+
+      // Within the assertion's lifetime, sends ask nothing more.
+      await send();
+      await ctrl.settled();
+      await watcher.flush();
+      expect(asked).toHaveLength(1);
+    } finally {
+      await watcher.close();
+    }
+  }, 60_000);
 });

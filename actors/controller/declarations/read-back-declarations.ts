@@ -4,7 +4,7 @@ import { DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../
 import { openEnvelopeWithDigest } from '../../shared/crypto/envelope';
 import type { ControllerContext } from '../controller-context';
 import { NotActing } from '../lease/lease-errors';
-import { busObjects } from './bus-objects';
+import { busObjects, isAsNodeNeeds } from './bus-objects';
 import { getNodeDeclarationState } from './declarations.repo';
 import { nodeWorkQueue } from './node-work-queue';
 import { sendCurrent } from './send-current';
@@ -77,7 +77,7 @@ async function readBackNode(ctx: ControllerContext, manager: JetStreamManager, n
   const objects = busObjects(ctx);
   // A listed consumer as the node needs it is taken as it is; anything else is asserted, which
   // makes it again or replaces it.
-  const consumerRight = listed !== undefined && listed.filter_subject === declarationSubject(node);
+  const consumerRight = listed !== undefined && isAsNodeNeeds(listed, node);
   const consumer = !consumerRight && (await objects.assertConsumer(manager, node)) !== 'present';
 
   const [latest] = await ctx.store.query<LatestSent>(
