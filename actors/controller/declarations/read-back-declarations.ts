@@ -34,11 +34,12 @@ interface LatestSent {
  * Reads the declaration stream back against the store (seed 003: every five minutes): the
  * stream with its settings, then for every node holding an identity its consumer (made again
  * when missing, replaced when wrong) and its slot, which must hold the latest declaration sent
- * to it since it enrolled, signed by this mesh's key. A slot that is empty, holds an older or
- * another generation, or something that does not verify, is put right by sending the node its
- * current declaration again (final while it is being released). Each repair is counted and
- * logged by BusObjects. Every node is looked at inside its work queue, so a send under way is
- * never taken for a missing one; a node that cannot be looked at is logged and the rest go on.
+ * to it since it enrolled (a node sent nothing yet is left to its enrolment), signed by this
+ * mesh's key. A slot that is empty, holds an older or another generation, or something that
+ * does not verify, is put right by sending the node its current declaration again (final while
+ * it is being released). Each repair is counted and logged by BusObjects. Every node is looked
+ * at inside its work queue, so a send under way is never taken for a missing one; a node that
+ * cannot be looked at is logged and the rest go on.
  * Does nothing while this controller is not acting.
  */
 export async function readBackDeclarations(ctx: ControllerContext): Promise<ReadBack> {
@@ -85,6 +86,9 @@ async function readBackNode(ctx: ControllerContext, manager: JetStreamManager, n
      WHERE d.node = $1 AND (n.enrolled_at IS NULL OR d.sent_at >= n.enrolled_at) ORDER BY d.generation DESC LIMIT 1`,
     [node],
   );
+  // Nothing sent since it enrolled: its overlay is on its way from the enrolment, or is sent by
+  // sendMissingOverlays at start; sending it here too would only race them.
+  if (latest === undefined) return { consumer, republished: false };
   const wrong = await judgeSlot(ctx, manager, node, latest);
   if (wrong === undefined) return { consumer, republished: false };
   const sent = state.release_generation !== null ? await sendDeclaration(ctx, node, 'final') : await sendCurrent(ctx, node);
@@ -94,9 +98,9 @@ async function readBackNode(ctx: ControllerContext, manager: JetStreamManager, n
 }
 
 /** What is wrong with the node's slot, or undefined when it holds the latest declaration sent. */
-async function judgeSlot(ctx: ControllerContext, manager: JetStreamManager, node: string, latest: LatestSent | undefined): Promise<string | undefined> {
+async function judgeSlot(ctx: ControllerContext, manager: JetStreamManager, node: string, latest: LatestSent): Promise<string | undefined> {
   const slot = await manager.streams.getMessage(DECLARATION_STREAM, { last_by_subj: declarationSubject(node) });
-  const expected = latest === undefined ? 'no declaration was sent to it since it enrolled' : `generation ${latest.generation} was the latest sent`;
+  const expected = `generation ${latest.generation} was the latest sent`;
   if (slot === null) return `its slot on the stream was empty (${expected})`;
   let opened;
   try {
@@ -106,7 +110,6 @@ async function judgeSlot(ctx: ControllerContext, manager: JetStreamManager, node
   }
   const { generation, node: addressed } = opened.value;
   if (addressed !== node) return `its slot held a declaration addressed to node ${addressed}`;
-  if (latest === undefined) return `its slot held generation ${generation}, and ${expected}`;
   if (generation !== latest.generation) return `its slot held generation ${generation}, and ${expected}`;
   if (opened.digest !== latest.digest) return `its slot held a generation ${generation} that is not the one recorded as sent`;
   return undefined;
