@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Declaration } from '../../../schema/declaration';
 import { emptyHostState, type HostState } from '../../../schema/host-state';
@@ -217,6 +217,20 @@ describe('the bus broken by hand', () => {
     await nextDeclarationLands(attic);
     // The remade consumer started after what attic already held: nothing came twice to be refused.
     expect(attic.refused.slice(refusedBefore)).toEqual([]);
+  }, 60_000);
+
+  test('a node\'s consumer remade wrong by hand, reading every node\'s subject, is replaced by the read-back, and its next declaration lands', async () => {
+    const [attic] = await atticAndCellar();
+    part = await busRepairPart(READ_BACK_MS).start(ctrl.ctx, ctrl.verbs);
+    const jsm = await jetstreamManager(ctrl.ctx.nc);
+    const replaced = repairs('consumer_replaced');
+    await jsm.consumers.delete(DECLARATION_STREAM, declarationConsumer('attic'));
+    await jsm.consumers.add(DECLARATION_STREAM, { durable_name: declarationConsumer('attic'), filter_subject: 'mesh.declaration.*', ack_policy: AckPolicy.Explicit });
+
+    await eventually(async () => (repairs('consumer_replaced') > replaced ? true : undefined), 'the read-back to replace attic\'s consumer', 15_000);
+    expect((await jsm.consumers.info(DECLARATION_STREAM, declarationConsumer('attic'))).config.filter_subject).toBe(declarationSubject('attic'));
+    await nextDeclarationLands(attic);
+    expect(attic.taken.every((declaration) => declaration.node === 'attic')).toBe(true);
   }, 60_000);
 
   test('a controller starting again over a stream made again empty makes every consumer and declaration again at its first read-back', async () => {
