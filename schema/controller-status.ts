@@ -47,6 +47,19 @@ export const ControllerStatus = z.strictObject({
     by_reason: z.record(z.string(), Count),
     by_node: z.array(z.strictObject({ node: z.string(), reason: z.string(), count: Count, last_at: IsoTime })),
   }),
+  /**
+   * The bus objects this controller put right since it started: the declaration stream, nodes'
+   * consumers, slots sent again after a read-back or a node's refusal, and re-sends held back
+   * for a node that kept refusing (counted by kind, not in the total). Absent from a status
+   * composed without them.
+   */
+  bus_repairs: z
+    .strictObject({
+      total: Count,
+      by_kind: z.record(z.string(), Count),
+      last: z.strictObject({ kind: z.string(), subject: z.string(), detail: z.string(), at: IsoTime }).nullable(),
+    })
+    .optional(),
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
 });

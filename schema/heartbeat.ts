@@ -2,6 +2,11 @@ import * as z from 'zod';
 import { HostVersion, IsoTime, NodeName } from './primitives';
 import { HostKind } from './resource';
 
+/** Why a host cannot hear its declarations: its durable consumer, or the whole stream, is gone from the broker. */
+export const DeafReason = z.enum(['consumer_not_found', 'stream_not_found']);
+/** See {@link DeafReason}. */
+export type DeafReason = z.infer<typeof DeafReason>;
+
 /**
  * The host's periodic "still here", sent upward whether or not anything happened, so silence
  * means something. The controller records last contact from it; `host_kind` tells a reader
@@ -15,6 +20,12 @@ export const Heartbeat = z.strictObject({
   seconds_since_linked: z.number().min(0, { error: 'must not be negative' }).nullable(),
   last_reconcile_at: IsoTime.nullable(),
   uptime_seconds: z.number().min(0, { error: 'must not be negative' }),
+  /**
+   * Present only while the host cannot hear its declarations (DeafReason), since when; it keeps
+   * reconciling what it holds meanwhile. Absent from every ordinary heartbeat, so a controller
+   * that predates it still reads those.
+   */
+  deaf: z.strictObject({ since: IsoTime, reason: DeafReason }).optional(),
 });
 /** See {@link Heartbeat}. */
 export type Heartbeat = z.infer<typeof Heartbeat>;

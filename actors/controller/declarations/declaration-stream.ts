@@ -18,11 +18,19 @@ export async function openNodeConsumer(nc: NatsConnection, node: string, options
   } else if (await consumerExists(manager, node)) {
     return;
   }
+  await addNodeConsumer(manager, node, DeliverPolicy.All);
+}
+
+/**
+ * Adds `node`'s durable consumer as every part expects it: named for the node, filtered to its
+ * subject, acknowledged explicitly, delivering from `deliver` on (All: whatever its slot holds).
+ */
+export async function addNodeConsumer(manager: JetStreamManager, node: string, deliver: typeof DeliverPolicy.All | typeof DeliverPolicy.New): Promise<void> {
   await manager.consumers.add(DECLARATION_STREAM, {
     durable_name: declarationConsumer(node),
     filter_subject: declarationSubject(node),
     ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
+    deliver_policy: deliver,
   });
 }
 
@@ -36,7 +44,8 @@ export async function closeNodeConsumer(nc: NatsConnection, node: string): Promi
   await manager.streams.purge(DECLARATION_STREAM, { filter: declarationSubject(node) });
 }
 
-async function deleteConsumer(manager: JetStreamManager, node: string): Promise<void> {
+/** Deletes `node`'s consumer; already gone is fine. */
+export async function deleteConsumer(manager: JetStreamManager, node: string): Promise<void> {
   try {
     await manager.consumers.delete(DECLARATION_STREAM, declarationConsumer(node));
   } catch (error) {
@@ -54,6 +63,7 @@ async function consumerExists(manager: JetStreamManager, node: string): Promise<
   }
 }
 
-function isApiError(error: unknown, code: number): boolean {
+/** True when `error` is the JetStream API's answer `code` (JetStreamApiCodes). */
+export function isApiError(error: unknown, code: number): boolean {
   return error instanceof JetStreamApiError && error.code === code;
 }

@@ -4,6 +4,8 @@ import { parseContract } from '../../../schema/parse';
 import { declarationSubject } from '../../shared/bus/subjects';
 import { envelopeDigest, sealEnvelope } from '../../shared/crypto/envelope';
 import type { ControllerContext } from '../controller-context';
+import { NotActing } from '../lease/lease-errors';
+import { busObjects } from './bus-objects';
 import { composeFull } from './compose-full';
 import { composeOverlay, type ComposedDeclaration } from './compose-overlay';
 import {
@@ -56,6 +58,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
   // just before the publish, since composing and recording take time the gate may run out in.
   const what = `send node ${node} its ${composed.kind} declaration`;
   ctx.lease?.assertActing(what);
+  await assertBusObjects(ctx, node);
   const sentAt = ctx.now();
   const epoch = ctx.epoch();
   const before = composed.kind === 'final' ? await getNodeDeclarationState(ctx.store, node) : undefined;
@@ -84,7 +87,17 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
   });
   try {
     ctx.lease?.assertActing(what);
-    await jetstream(ctx.nc).publish(declarationSubject(node), JSON.stringify(envelope), { msgID: `${node}:${generation}` });
+    const publish = () => jetstream(ctx.nc).publish(declarationSubject(node), JSON.stringify(envelope), { msgID: `${node}:${generation}` });
+    await publish().catch(async (error: unknown) => {
+      // The stream may have gone since it was last asserted: asserted again, the publish is
+      // tried once more (its message id makes a publish that did land count once).
+      if (error instanceof NotActing) throw error;
+      busObjects(ctx).forgetStream();
+      busObjects(ctx).forget(node);
+      if (!(await assertBusObjects(ctx, node))) throw error;
+      ctx.lease?.assertActing(what);
+      return publish();
+    });
   } catch (error) {
     // Undo what the record said, so the node's state reads as before this send.
     await ctx.store
@@ -98,4 +111,21 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
   }
   ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`);
   return { node, generation, epoch, kind: composed.kind, digest };
+}
+
+/**
+ * Asserts the stream and the node's consumer before a send (BusObjects). A failure is logged
+ * and the send goes on: the objects are the mesh's, and holding one node's send back for them
+ * would turn one fault into two; the next send, or the read-back, asserts them again. True when
+ * the assertion held.
+ */
+async function assertBusObjects(ctx: ControllerContext, node: string): Promise<boolean> {
+  try {
+    await busObjects(ctx).assertForSend(node);
+    return true;
+  } catch (error) {
+    busObjects(ctx).forget(node);
+    ctx.log(`could not assert the declaration stream and node ${node}'s consumer before sending (the send goes on; the next send or read-back tries again): ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import type { Report } from '../../../schema/report';
 import type { ControllerContext } from '../controller-context';
 import { getNodeDeclarationState, holdFull, holdRelease, markOverlayApplied, sentAfter, sentDeclaration } from '../declarations/declarations.repo';
-import { sendCurrent } from '../declarations/send-current';
+import { resendOnRefusal } from '../declarations/resend-on-refusal';
 import { sendDeclaration, type DeclarationSent } from '../declarations/send-declaration';
 import { NotActing } from '../lease/lease-errors';
 import { completeRelease } from '../release/complete-release';
@@ -19,9 +19,10 @@ export type Advance =
   /** The final declaration failed somewhere: the node stays until a release is asked again. */
   | { kind: 'release_held'; reason: string }
   /**
-   * The node refused a declaration of an older epoch, which a controller that lost the lease
-   * published late: it may now be the one the stream keeps for the node, hiding this
-   * controller's. The node's current declaration went out again under this epoch.
+   * The node refused what its slot held (a declaration of an older epoch, which a controller
+   * that lost the lease published late; an older generation; bytes that do not verify): it may
+   * be what the stream keeps for the node, hiding this controller's. The node's current
+   * declaration went out again under this epoch (resendOnRefusal, bounded per node).
    */
   | { kind: 'resent'; sent: DeclarationSent };
 
@@ -35,13 +36,13 @@ export type Advance =
  *   record says why;
  * - final applied with nothing failed: the node is released (completeRelease); otherwise the
  *   release is held and the record says why;
- * - a refusal of a declaration from an older epoch than this controller's: the node's current
- *   declaration is sent again (see the `resent` advance); any other refusal moves nothing.
+ * - a refusal of what the node's slot held (see the `resent` advance): the node's current
+ *   declaration is sent again, a bounded number of times; any other refusal moves nothing.
  *
  * Call inside the node's work queue.
  */
 export async function advanceOnReport(ctx: ControllerContext, report: Report): Promise<Advance> {
-  if (report.refused !== undefined) return resendOverStale(ctx, report);
+  if (report.refused !== undefined) return answerRefusal(ctx, report);
   const sent = await sentDeclaration(ctx.store, report.node, report.generation);
   if (sent === undefined || sent.digest !== report.declaration_digest) return { kind: 'none' };
   const troubled = troubledKeys(report);
@@ -82,26 +83,14 @@ export async function advanceOnReport(ctx: ControllerContext, report: Report): P
 }
 
 /**
- * A stale-epoch refusal: the stream keeps one declaration per node, the latest published, and a
- * controller that lost the lease may publish after the new holder did (its connection froze
- * with the message queued). The node is right to refuse it, but then holds nothing newer
- * either. So the acting controller sends the node's current declaration again, under its own
- * epoch, which takes the stale one's place. Only for an epoch below this controller's: a refusal
- * of this epoch's own declarations would loop.
+ * A refusal of what the node's slot held: answered by resendOnRefusal (bounded per node). A
+ * controller that ran out of lease meanwhile sends nothing: the next holder's declarations win.
  */
-async function resendOverStale(ctx: ControllerContext, report: Report): Promise<Advance> {
-  const refused = report.refused;
-  if (refused?.reason !== 'stale_epoch' || refused.epoch === undefined) return { kind: 'none' };
+async function answerRefusal(ctx: ControllerContext, report: Report): Promise<Advance> {
   try {
-    if (refused.epoch >= ctx.epoch()) return { kind: 'none' };
-    const state = await getNodeDeclarationState(ctx.store, report.node);
-    const releasing = state !== undefined && state.release_generation !== null;
-    const sent = releasing ? await sendDeclaration(ctx, report.node, 'final') : await sendCurrent(ctx, report.node);
-    if (sent === undefined) return { kind: 'none' };
-    ctx.log(`node ${report.node}: refused a declaration of epoch ${refused.epoch}; its ${sent.kind} declaration sent again under epoch ${sent.epoch} (generation ${sent.generation})`);
-    return { kind: 'resent', sent };
+    const answer = await resendOnRefusal(ctx, report);
+    return answer.kind === 'resent' ? { kind: 'resent', sent: answer.sent } : { kind: 'none' };
   } catch (error) {
-    // The lease ran out meanwhile: the next holder's declarations win anyway.
     if (error instanceof NotActing) return { kind: 'none' };
     throw error;
   }

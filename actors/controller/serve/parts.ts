@@ -1,3 +1,4 @@
+import { busRepairPart } from '../declarations/bus-repair.part';
 import { declarationsPart } from '../declarations/declarations.part';
 import { enrolmentPart } from '../enrolment/enrolment.part';
 import { plansPart } from '../plans/plans.part';
@@ -16,15 +17,17 @@ export const KNOWN_SECRET_ANSWERS: readonly string[] = ['token.issue'];
  * The parts `mesh-control serve` runs, grouped into children of the supervision tree (each
  * child restarted on its own). A part adds itself to a group here: one import and one entry.
  * `nodes` rides with the status child (serveController), both answering what the mesh is.
+ * `readBackEveryMs` is how often the bus's self-repair reads the stream back (five minutes).
  */
-export function controllerPartGroups(news: NodeNews): PartGroup[] {
+export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number): PartGroup[] {
   return [
     { id: 'reports', parts: [reportReceiverPart(news)] },
     { id: 'heartbeats', parts: [heartbeatTrackerPart(news)] },
     // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
     { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
-    // The composer and sender: declarations (and the overlays missed while no controller acted), and release.
-    { id: 'declarations', parts: [declarationsPart, releasePart] },
+    // The composer and sender: declarations (and the overlays missed while no controller acted),
+    // release, and the read-back that repairs the stream and the nodes' consumers.
+    { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs)] },
     // Modules, assignment, push and staged rollout plans, which send through the composer.
     { id: 'plans', parts: [plansPart()], after: ['declarations'] },
   ];

@@ -9,6 +9,7 @@ import { CallLog } from '../calls/call-log';
 import { openCallsBucket } from '../calls/calls-bucket';
 import { VerbRegistry } from '../control/verb-registry';
 import type { ControllerContext } from '../controller-context';
+import { busObjects } from '../declarations/bus-objects';
 import { nodesPart } from '../nodes/nodes.part';
 import { KvLease } from '../lease/kv-lease';
 import { openLeaseBucket } from '../lease/lease-bucket';
@@ -59,6 +60,8 @@ export interface ServeControllerOptions extends OpenControllerOptions {
   statusEveryMs?: number;
   /** How often the store is asked whether it answers (30 s). */
   storeCheckEveryMs?: number;
+  /** How often the declaration stream is read back against the store and repaired (five minutes). */
+  readBackEveryMs?: number;
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
   /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
@@ -114,7 +117,7 @@ export interface ServingController {
  * ├─ reports       the report receiver
  * ├─ heartbeats    the heartbeat tracker
  * ├─ enrolment     token issue and sweep, the enrolment responder
- * ├─ declarations  the composer and sender: node declare, missed overlays, release
+ * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
  * └─ control       control calls, kept as calls (tree, calls)
  * ```
@@ -154,14 +157,14 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts() }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPart] : []),
     ],
     queries: KNOWN_QUERIES,
   };
   const groups: PartGroup[] = [
     ...(options.parts === undefined
-      ? controllerPartGroups((what) => board.want(what))
+      ? controllerPartGroups((what) => board.want(what), options.readBackEveryMs)
       : options.parts.map((part) => ({ id: part.name, parts: [part], queries: KNOWN_QUERIES, secretAnswers: KNOWN_SECRET_ANSWERS }))),
     statusGroup,
   ];

@@ -1,6 +1,7 @@
 import type { ControllerStatus, StatusProblem } from '../../../schema/controller-status';
 import type { LeaseHolder } from '../../../schema/lease-holder';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
 import { reportRefusalCounts } from '../store/reports.repo';
@@ -16,6 +17,8 @@ export interface StatusSources {
   tree(): SupervisionTreeNode | undefined;
   /** This controller, `<hostname>:<pid>`. */
   controller: string;
+  /** The bus repairs made since it started (BusObjects); none shown when not given. */
+  busRepairs?: () => BusRepairCounts;
   now(): Date;
 }
 
@@ -25,6 +28,8 @@ interface NodeProblemRow {
   release_held: string | null;
   refused: string | null;
   failed: number | null;
+  deaf_since: Date | null;
+  deaf_reason: string | null;
 }
 
 /**
@@ -51,16 +56,17 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     sources.store.query<{ lifecycle_state: string; count: number }>('SELECT lifecycle_state, count(*)::int AS count FROM nodes GROUP BY lifecycle_state ORDER BY lifecycle_state'),
     reportRefusalCounts(sources.store),
     sources.store.query<NodeProblemRow>(
-      `SELECT name, full_held, release_held, report_summary->>'refused' AS refused, (report_summary->'outcomes'->>'failed')::int AS failed
+      `SELECT name, full_held, release_held, report_summary->>'refused' AS refused, (report_summary->'outcomes'->>'failed')::int AS failed, deaf_since, deaf_reason
        FROM nodes
        WHERE lifecycle_state IN ('enrolled', 'disconnected')
-         AND (full_held IS NOT NULL OR release_held IS NOT NULL OR report_summary->>'refused' IS NOT NULL
+         AND (full_held IS NOT NULL OR release_held IS NOT NULL OR report_summary->>'refused' IS NOT NULL OR deaf_since IS NOT NULL
               OR coalesce((report_summary->'outcomes'->>'failed')::int, 0) > 0)
        ORDER BY name`,
     ),
   ]);
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
+  const repairs = sources.busRepairs?.();
 
   const byReason: Record<string, number> = {};
   for (const refusal of refusals) byReason[refusal.reason] = (byReason[refusal.reason] ?? 0) + Number(refusal.count);
@@ -85,6 +91,9 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       by_reason: byReason,
       by_node: refusals.map((refusal) => ({ node: refusal.node, reason: refusal.reason, count: Number(refusal.count), last_at: new Date(refusal.last_at).toISOString() })),
     },
+    ...(repairs === undefined
+      ? {}
+      : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     problems,
   };
 }
@@ -114,6 +123,10 @@ function nodeProblemsOf(row: NodeProblemRow): StatusProblem[] {
   if (row.full_held !== null) problems.push({ kind: 'node', subject: row.name, detail: `its full declaration is held: ${row.full_held}` });
   if (row.release_held !== null) problems.push({ kind: 'node', subject: row.name, detail: `its release is held: ${row.release_held}` });
   if (row.refused !== null) problems.push({ kind: 'node', subject: row.name, detail: `it refused its latest declaration (${row.refused})` });
+  if (row.deaf_since !== null) {
+    const what = row.deaf_reason === 'stream_not_found' ? 'the declaration stream' : 'its consumer';
+    problems.push({ kind: 'node', subject: row.name, detail: `it cannot hear its declarations since ${new Date(row.deaf_since).toISOString()}: ${what} is gone from the broker (the read-back makes it again)` });
+  }
   if ((row.failed ?? 0) > 0) problems.push({ kind: 'node', subject: row.name, detail: `${row.failed} resource${row.failed === 1 ? '' : 's'} failed in its latest report (mesh-control nodes)` });
   return problems;
 }

@@ -23,6 +23,13 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     lines.push(`refused reports: ${refused.total} (${reasons}): ${nodes}`);
   }
 
+  const repairs = status.bus_repairs;
+  if (repairs !== undefined) {
+    const kinds = Object.entries(repairs.by_kind).map(([kind, count]) => `${count} ${kind.replaceAll('_', ' ')}`).join(', ');
+    const last = repairs.last === null ? '' : `; last: ${repairs.last.subject} ${repairs.last.kind.replaceAll('_', ' ')} at ${repairs.last.at}`;
+    lines.push(repairs.total === 0 && kinds === '' ? 'bus repairs: none' : `bus repairs: ${repairs.total}${kinds === '' ? '' : ` (${kinds})`}${last}`);
+  }
+
   if (status.problems.length === 0) {
     lines.push('problems: none');
   } else {

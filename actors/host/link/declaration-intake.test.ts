@@ -53,7 +53,7 @@ describe('the declaration intake', () => {
     const intake = startDeclarationIntake(connection, 'intake', handler, { firstMs: 50, capMs: 200 });
     try {
       await until(() => handler.notes.length > 0, 'the intake to say the consumer is missing');
-      expect(handler.notes[0]).toMatch(/^cannot read declarations from the broker: .*; trying again$/);
+      expect(handler.notes[0]).toMatch(/^deaf: this node's consumer node-intake is gone from the broker/);
 
       await controller.makeConsumer('intake');
       await controller.publish('intake', { n: 1 });
@@ -75,4 +75,46 @@ describe('the declaration intake', () => {
       await connection.close();
     }
   });
+});
+
+describe('a host whose consumer is taken away', () => {
+  test('says once that it is deaf, keeps saying so through deafness(), and takes the next declaration once the consumer is made again, on the same connection', async () => {
+    const identity = generateNodeIdentity();
+    await broker.addNodeUser('deafnode', identity.nkey_public);
+    const connection = await broker.connectAsNode('deafnode', nkeySeedOf(identity.secret_key));
+    await controller.makeConsumer('deafnode');
+    const handler = new HeldHandler();
+    const intake = startDeclarationIntake(connection, 'deafnode', handler, { firstMs: 50, capMs: 200 });
+    try {
+      await controller.publish('deafnode', { n: 1 });
+      await until(() => handler.taken.length === 1, 'the first declaration');
+      handler.letGo();
+      expect(intake.deafness()).toBeNull();
+
+      // An operator deletes the node's consumer by mistake while the host is pulling.
+      const jsm = await jetstreamManager(controller.connection);
+      await jsm.consumers.delete(DECLARATION_STREAM, declarationConsumer('deafnode'));
+      await until(() => intake.deafness() !== null, 'the intake to find its consumer gone');
+      expect(intake.deafness()?.reason).toBe('consumer_not_found');
+      // Many retries later (50–200 ms apart), it has said so once.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const deafLines = handler.notes.filter((line) => line.startsWith('deaf: '));
+      expect(deafLines).toHaveLength(1);
+      expect(deafLines[0]).toContain("this node's consumer node-deafnode is gone from the broker");
+      expect(handler.notes.filter((line) => line.startsWith('cannot read declarations'))).toEqual([]);
+
+      // The controller makes it again: the next declaration lands without a new connection.
+      // (Published first, so the slot already holds it when the consumer starts reading.)
+      await controller.publish('deafnode', { n: 2 });
+      await controller.makeConsumer('deafnode');
+      await until(() => handler.taken.length === 2, 'the declaration after the repair');
+      handler.letGo();
+      expect(handler.taken[1]).toBe('{"n":2}');
+      expect(intake.deafness()).toBeNull();
+      expect(handler.notes.some((line) => line.startsWith('hearing again: node-deafnode is back on the broker'))).toBe(true);
+    } finally {
+      await intake.stop();
+      await connection.close();
+    }
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import { jetstream, JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { DeafReason } from '../../../schema/heartbeat';
 import { DECLARATION_STREAM, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
 
@@ -13,12 +14,22 @@ export interface DeclarationHandler {
   take(data: Uint8Array): Promise<void>;
   /** A line for the host's log. */
   note(line: string): void;
+  /** The host's clock, for when it went deaf; the system's unless given. */
+  now?(): Date;
+}
+
+/** A host that cannot hear its declarations: since when, and what it found gone. */
+export interface Deafness {
+  since: Date;
+  reason: DeafReason;
 }
 
 /** A running intake on one connection. */
 export interface DeclarationIntake {
   /** Stops pulling and waits for the message in hand, if any, to be finished. */
   stop(): Promise<void>;
+  /** While this node's consumer or the declaration stream is found gone from the broker, since when; null while it hears. */
+  deafness(): Deafness | null;
 }
 
 /** How long a message the host could not take waits before the broker offers it again. */
@@ -35,21 +46,45 @@ export const INTAKE_RETRY: RetryPolicy = { firstMs: 1000, capMs: 30_000 };
  * order, for as long as the connection lasts: a declaration sent while the node was away has
  * waited there for it. The controller creates the consumer; a node may only pull from it, read
  * its info and acknowledge, so a missing consumer is waited for, not made.
+ *
+ * A consumer found gone, whether at the start or while pulling (the broker ends the pull with
+ * "consumer deleted", or the client finds it missing), leaves the host deaf: said once in the
+ * log (not once per retry), told by deafness() to the heartbeats, and tried again on the retry
+ * policy until the controller's repair makes it again, when the intake takes declarations again
+ * on the same connection. The reconcile meanwhile goes on from the host's store.
  */
 export function startDeclarationIntake(connection: NatsConnection, node: string, handler: DeclarationHandler, retry: RetryPolicy = INTAKE_RETRY): DeclarationIntake {
   const stop = new AbortController();
   let messages: ConsumerMessages | undefined;
+  let deaf: Deafness | null = null;
+  const becomeDeaf = (reason: DeafReason): void => {
+    if (deaf !== null || stop.signal.aborted) return;
+    deaf = { since: handler.now?.() ?? new Date(), reason };
+    const gone = reason === 'stream_not_found' ? `the declaration stream ${DECLARATION_STREAM}` : `this node's consumer ${declarationConsumer(node)}`;
+    handler.note(`deaf: ${gone} is gone from the broker, so no declaration can arrive; the host keeps reconciling what it holds, says so in its heartbeats, and takes declarations again once the controller makes it again`);
+  };
   const running = (async () => {
     let failures = 0;
     let lastProblem = '';
     while (!stop.signal.aborted && !connection.isClosed()) {
       try {
         const consumer = await jetstream(connection).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
-        messages = await consumer.consume({ max_messages: 4 });
+        const pulling = await consumer.consume({ max_messages: 4 });
+        messages = pulling;
         if (stop.signal.aborted) break;
         failures = 0;
         lastProblem = '';
-        for await (const message of messages) {
+        if (deaf !== null) {
+          handler.note(`hearing again: ${declarationConsumer(node)} is back on the broker (deaf since ${(deaf as Deafness).since.toISOString()})`);
+          deaf = null;
+        }
+        void watchForLoss(pulling, (reason) => {
+          becomeDeaf(reason);
+          failures = 1;
+          // Ends the loop below; the consumer is looked for again on the retry policy.
+          void pulling.close().catch(() => undefined);
+        });
+        for await (const message of pulling) {
           try {
             await handler.take(message.data);
           } catch (error) {
@@ -64,10 +99,15 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
       } catch (error) {
         if (stop.signal.aborted || connection.isClosed()) break;
         failures += 1;
-        // Said when it changes: a missing consumer is retried quietly until it appears.
-        const problem = messageOf(error);
-        if (problem !== lastProblem) handler.note(`cannot read declarations from the broker: ${problem}; trying again`);
-        lastProblem = problem;
+        const missing = missingResource(error);
+        if (missing !== undefined) {
+          becomeDeaf(missing);
+        } else {
+          // Said when it changes.
+          const problem = messageOf(error);
+          if (problem !== lastProblem) handler.note(`cannot read declarations from the broker: ${problem}; trying again`);
+          lastProblem = problem;
+        }
       }
       if (stop.signal.aborted || connection.isClosed()) break;
       await sleep(retryDelay(Math.max(failures, 1), retry), undefined, { signal: stop.signal }).catch(() => undefined);
@@ -79,7 +119,24 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
       await messages?.close().catch(() => undefined);
       await running;
     },
+    deafness: () => deaf,
   };
+}
+
+/** Calls `lost` once when the pull's status says its consumer or the stream is gone. */
+async function watchForLoss(messages: ConsumerMessages, lost: (reason: DeafReason) => void): Promise<void> {
+  for await (const status of messages.status()) {
+    if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found') return lost('consumer_not_found');
+    if (status.type === 'stream_not_found') return lost('stream_not_found');
+  }
+}
+
+/** Which resource an error from the broker says is missing, if that is what it says. */
+function missingResource(error: unknown): DeafReason | undefined {
+  if (!(error instanceof JetStreamApiError)) return undefined;
+  if (error.code === JetStreamApiCodes.ConsumerNotFound) return 'consumer_not_found';
+  if (error.code === JetStreamApiCodes.StreamNotFound) return 'stream_not_found';
+  return undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -49,4 +49,14 @@ describe('heartbeats', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(connection.published).toHaveLength(sent);
   });
+
+  test('say that the host cannot hear its declarations, and since when, only while that lasts', () => {
+    const clock = new LinkClock(null);
+    clock.up(at(0));
+    let deafness: { since: Date; reason: 'consumer_not_found' } | null = { since: at(5), reason: 'consumer_not_found' };
+    const told = { ...facts(clock), deafness: () => deafness };
+    expect(buildHeartbeat(told, false).deaf).toEqual({ since: '2026-08-27T14:00:05.000Z', reason: 'consumer_not_found' });
+    deafness = null;
+    expect('deaf' in buildHeartbeat(told, false)).toBe(false);
+  });
 });

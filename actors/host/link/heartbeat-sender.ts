@@ -5,6 +5,7 @@ import { parseContract } from '../../../schema/parse';
 import type { HostKind } from '../../../schema/resource';
 import { heartbeatSubject } from '../../shared/bus/subjects';
 import { runningVersion } from '../../shared/version';
+import type { Deafness } from './declaration-intake';
 import type { LinkClock } from './link-clock';
 import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
 
@@ -21,6 +22,8 @@ export interface HeartbeatFacts {
   /** Seconds since the host process started. */
   uptimeSeconds(): number;
   now(): Date;
+  /** While the host cannot hear its declarations (DeclarationIntake.deafness); never, unless given. */
+  deafness?(): Deafness | null;
 }
 
 /** Heartbeats going out on one connection. */
@@ -41,7 +44,12 @@ export function buildHeartbeat(facts: HeartbeatFacts, first: boolean): Heartbeat
     seconds_since_linked: first ? facts.clock.absenceBeforeLink() : 0,
     last_reconcile_at: timestampOrNull(facts.lastReconcileAt()),
     uptime_seconds: Math.max(0, Math.round(facts.uptimeSeconds())),
+    ...deafPart(facts.deafness?.() ?? null),
   }, 'heartbeat');
+}
+
+function deafPart(deafness: Deafness | null): Pick<Heartbeat, 'deaf'> {
+  return deafness === null ? {} : { deaf: { since: utcTimestamp(deafness.since), reason: deafness.reason } };
 }
 
 /**

@@ -195,8 +195,10 @@ export async function runEnrolledSession(options: SessionOptions, signal: AbortS
         noteLinked();
         if (!released) {
           // Every link is a new connection: the intake and the heartbeats start over on it.
-          intake = startDeclarationIntake(connection, node, { take, note: (line) => log.say(line) });
+          const hearing = startDeclarationIntake(connection, node, { take, note: (line) => log.say(line), now: host.now });
+          intake = hearing;
           heartbeats = startHeartbeats(connection, {
+            deafness: () => hearing.deafness(),
             node,
             hostKind: options.hostKind ?? 'resident',
             clock,
