@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECLARATION_STREAM, declarationConsumer } from '../../shared/bus/subjects';
+import { DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
 
 /** What the intake hands each message to. */
@@ -44,7 +44,7 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
     let lastProblem = '';
     while (!stop.signal.aborted && !connection.isClosed()) {
       try {
-        const consumer = await jetstream(connection).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
+        const consumer = await jetstream(connection, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
         messages = await consumer.consume({ max_messages: 4 });
         if (stop.signal.aborted) break;
         failures = 0;
