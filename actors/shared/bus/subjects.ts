@@ -78,10 +78,8 @@ export function enrolmentSubject(tokenId: string): string {
 }
 
 /**
- * The inbox prefix of an enrolment connection, where the controller's answer arrives. It sits
- * under `_INBOX.`, which the controller may always publish to: nats-server 2.9 forgets the
- * reply permissions it granted (`allow_responses`) at every reload, and enrolment itself
- * reloads the broker (the node's user is added), so an answer must not depend on them.
+ * The inbox prefix of an enrolment connection, where the controller's answer arrives (mapped
+ * back from the controller's account by the broker, into the enrolment account).
  */
 export function enrolmentInboxPrefix(tokenId: string): string {
   return `_INBOX.enrol.${tokenId}`;
