@@ -76,9 +76,9 @@ export type BrokerUser = ControllerUser | OperatorUser | NodeUser | EnrolmentUse
  * - ENROL → MESH, service `mesh.enrol.*`; OPERATOR → MESH, service `mesh.control.>`. Both are
  *   imported with `share`, so the controller's responder sees who asked (`Nats-Request-Info`).
  *
- * A newer nats-server would simplify this: 2.10's subject mapping and `$JS.API` handling in
- * accounts without JetStream would drop the prefix, and per-account JetStream API deny lists
- * (or an account per node with its own JWT) would not need the shared NODES account.
+ * Only nats-server 2.9 was tried. A newer one may simplify this (docs/bus-trust.md): if it no
+ * longer answers `$JS.API.>` itself in an account without JetStream, the prefix can go; its
+ * operator mode (JWT accounts) would allow an account per node instead of the shared NODES.
  *
  * A list without a controller is refused (AuthFileWithoutController): with no users at all,
  * nats-server would let every connection in without credentials.
