@@ -16,7 +16,6 @@
 import { LEASE_TIMINGS, leaseMachine, type LeaseContext } from '../machines/lease.machine';
 import { readEpochFloor } from '../actors/controller/store/controller-epoch.repo';
 import { LeaseLost } from '../actors/controller/lease/lease-errors';
-import { LEASE_KEY } from '../actors/controller/lease/lease-bucket';
 import { eventually } from '../actors/controller/serve/testing/eventually';
 import { useLeaseWorld } from '../actors/controller/lease/testing/lease-world';
 import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
@@ -62,13 +61,9 @@ describeModel({
       },
     },
     'xstate.error.actor.take': {
-      samples: {
-        'held by a rival': errorEvent('take', { refused: true, message: 'the lease is held by rival:2' }),
-        'a value no controller wrote': errorEvent('take', { refused: true, foreign: true, message: 'the lease key holds a value no controller wrote' }),
-      },
-      async drive(rig, event: { error: { foreign?: boolean } }, step) {
-        if (event.error.foreign === true) await rig.strangerWrites();
-        else await rig.rivalTakes();
+      samples: { 'held by a rival': errorEvent('take', { refused: true, message: 'the lease is held by rival:2' }) },
+      async drive(rig, _event, step) {
+        await rig.rivalTakes();
         await rig.held('take').go().catch(() => undefined);
         await reaches(rig, step.to.value);
       },
@@ -85,12 +80,9 @@ describeModel({
     },
     'lease.freed': {
       async drive(rig, _event, step) {
-        // The rival (or whoever wrote a stranger's value) gives the key back; the actor hears it
-        // through its watch, before any retry is due.
-        const holder = await rig.holder();
-        expect(['rival', 'stranger']).toContain(holder);
-        if (holder === 'rival') await rig.rival.lease.release((await rig.rival.lease.current())?.revision ?? 0);
-        else await rig.rival.bucket.kv.delete(LEASE_KEY);
+        // The rival gives the key back; the actor hears it through its watch, before any retry is due.
+        expect(await rig.holder()).toBe('rival');
+        await rig.rival.lease.release((await rig.rival.lease.current())?.revision ?? 0);
         await reaches(rig, step.to.value);
       },
     },
@@ -130,18 +122,11 @@ describeModel({
     'xstate.error.actor.renew': {
       samples: {
         refused: errorEvent('renew', { refused: true, message: 'the renewal was refused: the lease is held by rival:2' }),
-        foreign: errorEvent('renew', { refused: true, foreign: true, message: 'the lease key holds a value no controller wrote' }),
         unreachable: errorEvent('renew', { refused: false, message: 'the lease could not be renewed: timeout' }),
       },
-      async drive(rig, event: { error: { refused: boolean; foreign?: boolean } }, step) {
+      async drive(rig, event: { error: { refused: boolean } }, step) {
         const call = rig.held('renew');
-        if (event.error.foreign === true) {
-          await rig.strangerWrites();
-          await call.go().catch(() => undefined);
-          // The gate is shut at once and the loss is told, but the process is not told to exit.
-          expect(rig.gate.isActing()).toBe(false);
-          expect(rig.gate.standing().note).toContain('a value no controller wrote');
-        } else if (event.error.refused) {
+        if (event.error.refused) {
           await rig.rivalTakes();
           await call.go().catch(() => undefined);
         } else {
@@ -185,12 +170,9 @@ describeModel({
     async contending(rig) {
       expect(rig.actor.getSnapshot().value).toBe('contending');
       expect(rig.waiting()).toEqual([]);
-      const holder = await rig.holder();
-      expect(['rival', 'stranger']).toContain(holder);
+      expect(await rig.holder()).toBe('rival');
       expect(rig.gate.isActing()).toBe(false);
-      // Standing by, saying who holds the key or that no controller wrote it; never told to exit.
-      expect(rig.gate.standing()).toMatchObject({ state: 'standing by', note: expect.stringContaining(holder === 'rival' ? 'rival:2' : 'a value no controller wrote') });
-      expect(rig.losses).toEqual([]);
+      expect(rig.gate.standing()).toMatchObject({ state: 'standing by', note: expect.stringContaining('rival:2') });
     },
     async holding(rig) {
       const context = rig.actor.getSnapshot().context;
