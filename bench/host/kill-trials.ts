@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HostStore } from '../../actors/host/store/host-store';
+import { machineTree } from '../../actors/host/testing/machine-tree';
 
 // Crash safety as a figure: the host applying a declaration by hand is killed with SIGKILL at a
 // random instant, then run again to completion, and the trial counts when the machine and the
@@ -115,31 +116,11 @@ async function differences(root: string, which: 'A' | 'B'): Promise<string[]> {
   if (owned.join('\n') !== declared.join('\n')) wrong.push(`owns ${owned.length} resources, ${declared.length} declared`);
   if (state.applying.length > 0) wrong.push(`${state.applying.length} keys still marked applying`);
   if (state.briefing !== null) wrong.push('took some of its own work for the machine\'s (a briefing)');
-  const found = await onMachine(root);
+  const found = await machineTree(root, STATE_DIR);
   const expected = new Map(files.map((file) => [file.path, file.text]));
   for (const [file, text] of found.files) if (expected.get(file) !== text) wrong.push(`${file} is on the machine ${expected.has(file) ? 'with other content' : 'and not declared'}`);
   for (const file of expected.keys()) if (!found.files.has(file)) wrong.push(`${file} is missing`);
   const expectedDirs = new Set(dirs);
   for (const dir of found.dirs) if (!expectedDirs.has(dir) && !PARENTS.has(dir)) wrong.push(`directory ${dir} is on the machine and not declared`);
   return wrong;
-}
-
-/** Every regular file and directory under the root, outside the host's state directory. */
-async function onMachine(root: string): Promise<{ files: Map<string, string>; dirs: Set<string> }> {
-  const found = { files: new Map<string, string>(), dirs: new Set<string>() };
-  async function walk(dir: string): Promise<void> {
-    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      const declared = `/${path.relative(root, full)}`;
-      if (declared === STATE_DIR || declared.startsWith(`${STATE_DIR}/`)) continue;
-      if (entry.isDirectory()) {
-        found.dirs.add(declared);
-        await walk(full);
-      } else {
-        found.files.set(declared, await fs.readFile(full, 'utf8'));
-      }
-    }
-  }
-  await walk(root);
-  return found;
 }

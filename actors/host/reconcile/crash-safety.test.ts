@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ORIGINALS_DIR, originalsDirFor } from '../adoption/originals-dir';
 import { HostStore } from '../store/host-store';
+import { machineTree } from '../testing/machine-tree';
 
 // Crash safety, for real: the host process applying a 200-resource declaration is killed with
 // SIGKILL at random instants, over and over, going round three declarations so that removals,
@@ -114,25 +115,7 @@ function applyAndKill(which: Which, delayMs: number): Promise<boolean> {
 }
 
 /** Every regular file and directory under the root, outside the host's state directory, with modes. */
-async function onMachine(): Promise<{ files: Map<string, string>; dirs: Set<string>; modes: Map<string, string> }> {
-  const found = { files: new Map<string, string>(), dirs: new Set<string>(), modes: new Map<string, string>() };
-  async function walk(dir: string): Promise<void> {
-    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      const declared = `/${path.relative(root, full)}`;
-      if (declared.startsWith('/var/lib/mesh-host')) continue;
-      found.modes.set(declared, ((await fs.lstat(full)).mode & 0o7777).toString(8).padStart(4, '0'));
-      if (entry.isDirectory()) {
-        found.dirs.add(declared);
-        await walk(full);
-      } else {
-        found.files.set(declared, await fs.readFile(full, 'utf8'));
-      }
-    }
-  }
-  await walk(root);
-  return found;
-}
+const onMachine = () => machineTree(root);
 
 // What each path is declared to hold, in A or in B.
 const DECLARED_TEXTS = new Map<string, string[]>();
