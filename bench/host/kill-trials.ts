@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HostStore } from '../../actors/host/store/host-store';
 import { machineTree } from '../../actors/host/testing/machine-tree';
+import { seededRandom } from '../../actors/shared/testing/seeded-random';
 
 // Crash safety as a figure: the host applying a declaration by hand is killed with SIGKILL at a
 // random instant, then run again to completion, and the trial counts when the machine and the
@@ -43,17 +44,6 @@ function declarationOf(files: readonly Declared[], dirs: readonly string[]): { r
   };
 }
 
-/** A small seeded generator, so a run can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Runs `trials` kill-and-converge trials of `argv0` (the host, as `[node, bundle]`) in a root
@@ -74,7 +64,7 @@ export async function killTrials(argv0: readonly string[], workDir: string, tria
   if (first.status !== 0) throw new Error(`the first apply failed (${first.status}): ${first.stderr.slice(0, 300)}`);
   const whole = performance.now() - started;
 
-  const next = random(seed);
+  const next = seededRandom(seed);
   const result: KillTrials = { trials, killedMidway: 0, converged: 0, failures: [] };
   for (let trial = 0; trial < trials; trial += 1) {
     const which = trial % 2 === 0 ? 'B' : 'A';

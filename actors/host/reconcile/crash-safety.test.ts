@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ORIGINALS_DIR, originalsDirFor } from '../adoption/originals-dir';
 import { HostStore } from '../store/host-store';
 import { machineTree } from '../testing/machine-tree';
+import { seededRandom } from '../../shared/testing/seeded-random';
 
 // Crash safety, for real: the host process applying a 200-resource declaration is killed with
 // SIGKILL at random instants, over and over, going round three declarations so that removals,
@@ -22,17 +23,6 @@ const bin = path.join(repo, 'bin', 'nox-mesh-host');
 const KILLS = 24;
 const MAX_ROUNDS = 60;
 
-// A small seeded generator, so a failure can be replayed (the seed is in the test name).
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Declared { path: string; text: string; mode?: string }
 
@@ -201,7 +191,7 @@ async function keptFiles(): Promise<string[]> {
 const seed = Number(process.env.CRASH_SEED ?? 20261201);
 
 test(`a host killed with SIGKILL at ${KILLS} random instants always restarts to an honest store and converges (seed ${seed})`, async () => {
-  const next = random(seed);
+  const next = seededRandom(seed);
   // How long a whole apply takes here, so kills land inside it rather than after it.
   const started = performance.now();
   expect(spawnSync(process.execPath, applyArgs('A')).status).toBe(0);

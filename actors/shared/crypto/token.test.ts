@@ -5,6 +5,7 @@ import { decodeBase64Url, encodeBase64 } from './base64';
 import { CROCKFORD_ALPHABET, encodeCrockford, groupForReading } from './crockford-base32';
 import { brokerPasswordFor, decodeToken, encodeToken, generateTokenCredentials, TOKEN_PREFIX, tokenSecretHash } from './token';
 import { TokenMalformed, TokenMistyped } from './token-errors';
+import { seededRandom } from '../testing/seeded-random';
 
 const token: EnrolmentToken = {
   broker_url: 'tls://mesh.example:4222',
@@ -27,17 +28,6 @@ function refusalOf(input: string): Error {
   throw new Error('expected the token to be refused');
 }
 
-/** A deterministic stream of numbers in [0, 1), so the random substitutions are the same every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('enrolment token text', () => {
   it('reads back the token it wrote', () => {
