@@ -29,6 +29,11 @@ import { assign, fromCallback, fromPromise, setup } from 'xstate';
 // so this controller still holds it) or is refused. A refused renewal is a loss: the machine
 // ends in `lost` and the process exits, so its service manager starts it afresh as a standby.
 //
+// A renewal that finds in the key a value no controller wrote (`foreign`) is a lost lease too,
+// told with that reason, but nobody holds the lease to lose it to: exiting would only restart
+// into the same key. The machine closes the gate and stands by (`contending`); the value's age
+// limit frees the key, and a take then starts a new, higher epoch.
+//
 // Every state has at most one timer, so the graph is exact: each path the model tests walk can
 // happen in time as drawn.
 
@@ -80,6 +85,8 @@ export interface LeaseRenewed {
  */
 export interface LeaseFailure {
   refused: boolean;
+  /** Set when the key holds a value no controller wrote (see the header comment). */
+  foreign?: boolean;
   message: string;
 }
 
@@ -130,9 +137,15 @@ export function isRefusal(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as Partial<LeaseFailure>).refused === true;
 }
 
+/** True when a failure says the key holds a value no controller wrote (see LeaseFailure). */
+export function isForeign(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as Partial<LeaseFailure>).foreign === true;
+}
+
 /**
  * The lease. Provide `take`, `renew`, `release` and `watchHolder` (actors/controller/lease), and
- * the actions `openGate`, `closeGate`, `noteRival` and `announceLoss`, with `machine.provide`.
+ * the actions `openGate`, `closeGate`, `noteRival`, `noteForeign` and `announceLoss`, with
+ * `machine.provide`.
  */
 export const leaseMachine = setup({
   types: {
@@ -162,6 +175,8 @@ export const leaseMachine = setup({
   guards: {
     /** The broker answered that the key is not this controller's any more. */
     isRefused: ({ event }) => isRefusal((event as { error?: unknown }).error),
+    /** The key holds a value no controller wrote. */
+    isForeign: ({ event }) => isForeign((event as { error?: unknown }).error),
   },
   actions: {
     /** The gate may let acting happen until `actingUntil` (the actor's clock) under `epoch`. */
@@ -170,6 +185,8 @@ export const leaseMachine = setup({
     closeGate: () => undefined,
     /** The lease is someone else's, or could not be taken: for the log and status. */
     noteRival: (_, _params: { reason: string }) => undefined,
+    /** The lease was lost to a value no controller wrote: for the log and status; the process stays. */
+    noteForeign: (_, _params: { reason: string; epoch: number | null }) => undefined,
     /** The lease was lost: the process must stop acting and exit. */
     announceLoss: (_, _params: { reason: string; epoch: number | null }) => undefined,
     recordTaken: assign(({ event }) => {
@@ -243,6 +260,11 @@ export const leaseMachine = setup({
               ],
             },
             onError: [
+              {
+                guard: 'isForeign',
+                target: '#lease.contending',
+                actions: ['recordFailure', { type: 'noteForeign', params: ({ context }) => ({ reason: context.lastError ?? 'a value no controller wrote', epoch: context.epoch }) }],
+              },
               { guard: 'isRefused', target: '#lease.lost', actions: 'recordFailure' },
               { target: 'retrying', actions: 'recordFailure' },
             ],

@@ -16,6 +16,7 @@
 import { LEASE_TIMINGS, leaseMachine, type LeaseContext } from '../machines/lease.machine';
 import { readEpochFloor } from '../actors/controller/store/controller-epoch.repo';
 import { LeaseLost } from '../actors/controller/lease/lease-errors';
+import { LEASE_KEY } from '../actors/controller/lease/lease-bucket';
 import { eventually } from '../actors/controller/serve/testing/eventually';
 import { useLeaseWorld } from '../actors/controller/lease/testing/lease-world';
 import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
@@ -61,9 +62,13 @@ describeModel({
       },
     },
     'xstate.error.actor.take': {
-      samples: { 'held by a rival': errorEvent('take', { refused: true, message: 'the lease is held by rival:2' }) },
-      async drive(rig, _event, step) {
-        await rig.rivalTakes();
+      samples: {
+        'held by a rival': errorEvent('take', { refused: true, message: 'the lease is held by rival:2' }),
+        'a value no controller wrote': errorEvent('take', { refused: true, foreign: true, message: 'the lease key holds a value no controller wrote' }),
+      },
+      async drive(rig, event: { error: { foreign?: boolean } }, step) {
+        if (event.error.foreign === true) await rig.strangerWrites();
+        else await rig.rivalTakes();
         await rig.held('take').go().catch(() => undefined);
         await reaches(rig, step.to.value);
       },
@@ -80,9 +85,12 @@ describeModel({
     },
     'lease.freed': {
       async drive(rig, _event, step) {
-        // The rival gives the key back; the actor hears it through its watch, before any retry is due.
-        expect(await rig.holder()).toBe('rival');
-        await rig.rival.lease.release((await rig.rival.lease.current())?.revision ?? 0);
+        // The rival (or whoever wrote a stranger's value) gives the key back; the actor hears it
+        // through its watch, before any retry is due.
+        const holder = await rig.holder();
+        expect(['rival', 'stranger']).toContain(holder);
+        if (holder === 'rival') await rig.rival.lease.release((await rig.rival.lease.current())?.revision ?? 0);
+        else await rig.rival.bucket.kv.delete(LEASE_KEY);
         await reaches(rig, step.to.value);
       },
     },
@@ -122,11 +130,18 @@ describeModel({
     'xstate.error.actor.renew': {
       samples: {
         refused: errorEvent('renew', { refused: true, message: 'the renewal was refused: the lease is held by rival:2' }),
+        foreign: errorEvent('renew', { refused: true, foreign: true, message: 'the lease key holds a value no controller wrote' }),
         unreachable: errorEvent('renew', { refused: false, message: 'the lease could not be renewed: timeout' }),
       },
-      async drive(rig, event: { error: { refused: boolean } }, step) {
+      async drive(rig, event: { error: { refused: boolean; foreign?: boolean } }, step) {
         const call = rig.held('renew');
-        if (event.error.refused) {
+        if (event.error.foreign === true) {
+          await rig.strangerWrites();
+          await call.go().catch(() => undefined);
+          // The gate is shut at once and the loss is told, but the process is not told to exit.
+          expect(rig.gate.isActing()).toBe(false);
+          expect(rig.gate.standing().note).toContain('a value no controller wrote');
+        } else if (event.error.refused) {
           await rig.rivalTakes();
           await call.go().catch(() => undefined);
         } else {
@@ -170,9 +185,12 @@ describeModel({
     async contending(rig) {
       expect(rig.actor.getSnapshot().value).toBe('contending');
       expect(rig.waiting()).toEqual([]);
-      expect(await rig.holder()).toBe('rival');
+      const holder = await rig.holder();
+      expect(['rival', 'stranger']).toContain(holder);
       expect(rig.gate.isActing()).toBe(false);
-      expect(rig.gate.standing()).toMatchObject({ state: 'standing by', note: expect.stringContaining('rival:2') });
+      // Standing by, saying who holds the key or that no controller wrote it; never told to exit.
+      expect(rig.gate.standing()).toMatchObject({ state: 'standing by', note: expect.stringContaining(holder === 'rival' ? 'rival:2' : 'a value no controller wrote') });
+      expect(rig.losses).toEqual([]);
     },
     async holding(rig) {
       const context = rig.actor.getSnapshot().context;

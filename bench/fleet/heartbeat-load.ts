@@ -17,7 +17,7 @@ import { startTestPostgres, type TestPostgres } from '../../actors/shared/testin
 import { runningVersion } from '../../actors/shared/version';
 import { MeshWatch } from '../enrolment/mesh-watch';
 import { cpuSeconds, treeCpuSeconds } from '../proc-stat';
-import { answerFloorRequests, sequentialFloor } from './nats-floor';
+import { sequentialFloor } from './nats-floor';
 import { connectMember, fleetMembers, inBatches, probeFleetBroker, type FleetMember } from './fleet-member';
 
 /** What one heartbeat load is asked to do. */
@@ -118,10 +118,8 @@ export async function measureHeartbeats(plan: HeartbeatPlan): Promise<HeartbeatM
     plan.say(`heartbeats ${plan.nodes}: connecting ${plan.nodes} nodes`);
     connections.push(...(await inBatches(members.slice(1), 32, (member) => connectMember(member, broker))));
     watch = await MeshWatch.open(mesh.dir);
-    const floorAnswer = answerFloorRequests(watch.nc);
     await watch.nc.flush();
     const floor = await sequentialFloor(first.name, connections[0] as NatsConnection, 50, new Uint8Array(256));
-    floorAnswer.unsubscribe();
     const setupMs = performance.now() - setupStarted;
 
     plan.say(`heartbeats ${plan.nodes}: every node every ${plan.intervalMs / 1000} s for ${plan.durationMs / 1000} s`);

@@ -1,28 +1,17 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { nodeSubjectRoot } from '../../actors/shared/bus/subjects';
-
-/** The subject a node's floor request goes to: under its own tree, where it may publish. */
-function floorSubject(node: string): string {
-  return `${nodeSubjectRoot(node)}.floor`;
-}
+import type { NatsConnection } from '@nats-io/transport-node';
+import { nodeConsumerSubjects } from '../../actors/controller/broker/permissions';
 
 /**
- * The controller's end of the floor: answers every `mesh.node.*.floor` request at once with
- * the bytes it was sent. Nothing of the project runs on either side, so a round trip through
- * it is what the broker and the client library cost on this machine.
+ * One raw request/reply round trip from a node's connection into the controller's account and
+ * back, in ms: the node asks for its consumer's info, which the broker's JetStream answers
+ * through the account import (a node cannot reach a controller's subscriber by request, only by
+ * service import, and the mesh exports none but JetStream's). Nothing of the project runs on
+ * either side, so it is what the broker, the account hop and the client library cost here. The
+ * payload is sent as it is; JetStream ignores it.
  */
-export function answerFloorRequests(controller: NatsConnection): Subscription {
-  return controller.subscribe(floorSubject('*'), {
-    callback: (error, message) => {
-      if (error === null) message.respond(message.data);
-    },
-  });
-}
-
-/** One raw request/reply round trip from a node's connection to the controller's, in ms. */
 export async function floorRoundTrip(node: string, connection: NatsConnection, payload: Uint8Array): Promise<number> {
   const started = performance.now();
-  await connection.request(floorSubject(node), payload, { timeout: 60_000 });
+  await connection.request(nodeConsumerSubjects(node).info, payload, { timeout: 60_000 });
   return performance.now() - started;
 }
 

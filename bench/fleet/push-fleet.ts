@@ -12,7 +12,7 @@ import { signedDeclaration } from '../host/signed-declaration';
 import { cpuSeconds } from '../proc-stat';
 import { admitMembers } from './admit-members';
 import { fleetMembers, inBatches, probeFleetBroker } from './fleet-member';
-import { answerFloorRequests, concurrentFloor, sequentialFloor } from './nats-floor';
+import { concurrentFloor, sequentialFloor } from './nats-floor';
 import { ReportWatch } from './report-watch';
 import { SimulatedHost } from './simulated-host';
 import { mainThreadCpuSeconds } from './thread-cpu';
@@ -88,7 +88,6 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     });
     const setupMs = performance.now() - setupStarted;
     const rssMb = process.memoryUsage().rss / 2 ** 20;
-    const floorAnswer = answerFloorRequests(controller);
     const watch = new ReportWatch(controller);
     const js = jetstream(controller);
 
@@ -147,7 +146,6 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
         floor.push(...(await concurrentFloor(hosts.map((host) => ({ name: host.member.name, connection: host.connection })), payload)));
       }
     }
-    floorAnswer.unsubscribe();
     return { latencies, floor, rounds: roundTimes, setupMs, rssMb,
       simulatorCpuMsPerNode: simulatorCpuMs / Math.max(1, latencies.length),
       mainThreadCpuMsPerNode: mainThreadCpuMs / Math.max(1, latencies.length),

@@ -130,10 +130,11 @@ export class LeaseRig {
     return this.ops.calls.filter((call) => !call.released);
   }
 
-  /** Who holds the key now: `ours`, `rival`, or `nobody`. */
-  async holder(): Promise<'ours' | 'rival' | 'nobody'> {
+  /** Who holds the key now: `ours`, `rival`, `nobody`, or a `stranger`'s value no controller wrote. */
+  async holder(): Promise<'ours' | 'rival' | 'nobody' | 'stranger'> {
     const current = await this.rival.lease.current();
     if (current === null) return 'nobody';
+    if (current.holder === null) return 'stranger';
     if (current.holder?.instance === this.ours.identity.instance) return 'ours';
     if (current.holder?.instance === this.rival.identity.instance) return 'rival';
     throw new Error(`the key holds a stranger: ${JSON.stringify(current)}`);
@@ -144,6 +145,11 @@ export class LeaseRig {
     if ((await this.holder()) === 'rival') return;
     await this.rival.bucket.kv.delete(LEASE_KEY);
     await this.rival.lease.take(new AbortController().signal);
+  }
+
+  /** Something that is not a controller writes the key: the value is not a lease holder. */
+  async strangerWrites(): Promise<void> {
+    await this.rival.bucket.kv.put(LEASE_KEY, 'written by something that is not a controller');
   }
 
   /** The key is free: whoever holds it loses it. */

@@ -22,13 +22,29 @@ describe('renderAuthFile', () => {
   test('gives every user its own permissions block, so none is left with the default of everything', () => {
     const rendered = renderAuthFile([controller, alpha, beta, enrolment]);
     expect(rendered.match(/permissions: \{/g)).toHaveLength(4);
-    expect(rendered.match(/allow_responses: true/g)).toHaveLength(1);
+    // Answers to other accounts go to the `_R_.` replies the server maps, not through allow_responses.
+    expect(rendered).not.toContain('allow_responses');
+  });
+
+  test('puts controllers, nodes, enrolment users and the operator each in their own account', () => {
+    const operator = { role: 'operator', nkey: createUser().getPublicKey() } as const;
+    const rendered = renderAuthFile([controller, alpha, enrolment, operator]);
+    const accountOf = (marker: string): string => {
+      const before = rendered.slice(0, rendered.indexOf(marker));
+      return [...before.matchAll(/\n {2}([A-Z]+) \{/g)].at(-1)?.[1] ?? 'none';
+    };
+    expect(accountOf('# controller\n')).toBe('MESH');
+    expect(accountOf('# node alpha')).toBe('NODES');
+    expect(accountOf(`# enrolment token ${token.token_id}`)).toBe('ENROL');
+    expect(accountOf('# operator\n')).toBe('OPERATOR');
+    expect(rendered.match(/jetstream: enabled/g)).toHaveLength(1);
+    expect(accountOf('jetstream: enabled')).toBe('MESH');
   });
 
   test('writes a node\'s permissions in its own names only', () => {
     const rendered = renderAuthFile([controller, alpha]);
     const alphaBlock = rendered.slice(rendered.indexOf('# node alpha'));
-    expect(alphaBlock).toContain('publish: { allow: ["mesh.node.alpha.>", "$JS.API.CONSUMER.MSG.NEXT.MESH_DECLARATIONS.node-alpha", "$JS.API.CONSUMER.INFO.MESH_DECLARATIONS.node-alpha", "$JS.ACK.MESH_DECLARATIONS.node-alpha.>"] }');
+    expect(alphaBlock).toContain('publish: { allow: ["mesh.node.alpha.>", "mesh.js.CONSUMER.MSG.NEXT.MESH_DECLARATIONS.node-alpha", "mesh.js.CONSUMER.INFO.MESH_DECLARATIONS.node-alpha", "$JS.ACK.MESH_DECLARATIONS.node-alpha.>"] }');
     expect(alphaBlock).toContain('subscribe: { allow: ["_INBOX_node_alpha.>"] }');
   });
 

@@ -4,7 +4,24 @@ import { writeFileAtomic } from '../../host/store/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
 import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, type SubjectPermissions } from './permissions';
-import { enrolmentUserName } from '../../shared/bus/subjects';
+import { CONTROL_SUBJECTS, DECLARATION_STREAM, NODE_JS_API_PREFIX, enrolmentSubject, enrolmentUserName, nodeSubjectRoot } from '../../shared/bus/subjects';
+
+/**
+ * The broker's accounts. Subjects and replies never cross an account except through the
+ * exports and imports renderAuthFile writes, so what JetStream or a controller publishes in
+ * answer to a request lands in the requester's account, never on a controller's or another
+ * account's subject, whatever reply subject the requester chose.
+ */
+export const BROKER_ACCOUNTS = {
+  /** Controllers, JetStream (the declaration stream, the lease bucket). */
+  mesh: 'MESH',
+  /** Every enrolled node. */
+  nodes: 'NODES',
+  /** Every token's one-time enrolment user. */
+  enrol: 'ENROL',
+  /** The operator's CLI. */
+  operator: 'OPERATOR',
+} as const;
 
 /** A controller process, by its nkey. Several may exist (one acts, under the lease). */
 export interface ControllerUser {
@@ -46,10 +63,22 @@ export interface EnrolmentUser {
 export type BrokerUser = ControllerUser | OperatorUser | NodeUser | EnrolmentUser;
 
 /**
- * The broker's user list as the `authorization` block nats-server includes. Every user gets an
- * explicit permissions block: a user without one may do anything. Entries are checked (nkeys by
- * their checksum) and sorted (controllers and operators by key, nodes by name, tokens by id), so
- * the same list always renders the same bytes.
+ * The broker's accounts and users as the `accounts` block nats-server includes. Every user gets
+ * an explicit permissions block (a user without one may do anything in its account). Entries
+ * are checked (nkeys by their checksum) and sorted (controllers and operators by key, nodes by
+ * name, tokens by id), so the same list always renders the same bytes.
+ *
+ * What crosses between accounts (docs/bus-trust.md draws it):
+ * - NODES → MESH, services: a node's consumer requests (next, info; imported under
+ *   NODE_JS_API_PREFIX) and acks. JetStream's answers come back mapped into NODES.
+ * - NODES → MESH, stream: `mesh.node.>` (reports, heartbeats); each node's permissions keep it
+ *   to its own `mesh.node.<node>.>`. The stream carries no reply a controller answers.
+ * - ENROL → MESH, service `mesh.enrol.*`; OPERATOR → MESH, service `mesh.control.>`. Both are
+ *   imported with `share`, so the controller's responder sees who asked (`Nats-Request-Info`).
+ *
+ * Only nats-server 2.9 was tried. A newer one may simplify this (docs/bus-trust.md): if it no
+ * longer answers `$JS.API.>` itself in an account without JetStream, the prefix can go; its
+ * operator mode (JWT accounts) would allow an account per node instead of the shared NODES.
  *
  * A list without a controller is refused (AuthFileWithoutController): with no users at all,
  * nats-server would let every connection in without credentials.
@@ -60,24 +89,55 @@ export function renderAuthFile(users: readonly BrokerUser[]): string {
   const operators = users.filter((user): user is OperatorUser => user.role === 'operator').sort((a, b) => compare(a.nkey, b.nkey));
   const nodes = users.filter((user): user is NodeUser => user.role === 'node').sort((a, b) => compare(a.node, b.node));
   const tokens = users.filter((user): user is EnrolmentUser => user.role === 'enrolment').sort((a, b) => compare(a.token_id, b.token_id));
-  const entries = [
-    ...controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())),
-    ...operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())),
-    ...nodes.map((user) => entry(`node ${user.node}`, [`nkey: ${natsString(user.nkey)}`], nodePermissions(user.node))),
-    ...tokens.map((user) => entry(`enrolment token ${user.token_id}`, [
+  const { mesh, nodes: nodesAccount, enrol, operator } = BROKER_ACCOUNTS;
+  const consumers = `${DECLARATION_STREAM}.*`;
+  const nodeRoot = `${nodeSubjectRoot('*').slice(0, -2)}.>`;
+  const enrolments = enrolmentSubject('*');
+  return [
+    '# The broker\'s accounts and users. mesh-control writes this file whole; edits here are lost.',
+    'accounts {',
+    ...account(mesh, 'controllers and JetStream', ['jetstream: enabled'], controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())), [
+      `{ service: ${natsString(`$JS.API.CONSUMER.MSG.NEXT.${consumers}`)}, response_type: "stream", accounts: [${natsString(nodesAccount)}] }`,
+      `{ service: ${natsString(`$JS.API.CONSUMER.INFO.${consumers}`)}, accounts: [${natsString(nodesAccount)}] }`,
+      `{ service: ${natsString(`$JS.ACK.${consumers}.>`)}, accounts: [${natsString(nodesAccount)}] }`,
+      `{ service: ${natsString(enrolments)}, accounts: [${natsString(enrol)}] }`,
+      `{ service: ${natsString(CONTROL_SUBJECTS)}, accounts: [${natsString(operator)}] }`,
+    ], [
+      `{ stream: { account: ${natsString(nodesAccount)}, subject: ${natsString(nodeRoot)} } }`,
+    ]),
+    ...account(nodesAccount, 'enrolled nodes, without JetStream', [], nodes.map((user) => entry(`node ${user.node}`, [`nkey: ${natsString(user.nkey)}`], nodePermissions(user.node))), [
+      `{ stream: ${natsString(nodeRoot)}, accounts: [${natsString(mesh)}] }`,
+    ], [
+      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(`$JS.API.CONSUMER.MSG.NEXT.${consumers}`)} }, to: ${natsString(`${NODE_JS_API_PREFIX}.CONSUMER.MSG.NEXT.${consumers}`)} }`,
+      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(`$JS.API.CONSUMER.INFO.${consumers}`)} }, to: ${natsString(`${NODE_JS_API_PREFIX}.CONSUMER.INFO.${consumers}`)} }`,
+      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(`$JS.ACK.${consumers}.>`)} } }`,
+    ]),
+    ...account(enrol, 'one-time enrolment users', [], tokens.map((user) => entry(`enrolment token ${user.token_id}`, [
       `user: ${natsString(enrolmentUserName(user.token_id))}`,
       `password: ${natsString(user.password)}`,
-    ], enrolmentPermissions(user.token_id))),
-  ];
-  return [
-    '# The broker\'s users. mesh-control writes this file whole; edits here are lost.',
-    'authorization {',
-    '  users: [',
-    ...entries,
-    '  ]',
+    ], enrolmentPermissions(user.token_id))), [], [
+      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(enrolments)} }, share: true }`,
+    ]),
+    ...account(operator, 'the operator\'s CLI', [], operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())), [], [
+      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(CONTROL_SUBJECTS)} }, share: true }`,
+    ]),
     '}',
     '',
   ].join('\n');
+}
+
+function account(name: string, comment: string, settings: string[], users: string[], exports: string[], imports: string[]): string[] {
+  const list = (key: string, items: string[]): string[] => (items.length === 0 ? [] : [`    ${key}: [`, ...items.map((item) => `      ${item}`), '    ]']);
+  return [
+    `  # ${comment}`,
+    `  ${name} {`,
+    ...settings.map((line) => `    ${line}`),
+    // An account with no users is written with an empty list, which nats-server accepts.
+    ...(users.length === 0 ? ['    users: []'] : ['    users: [', ...users, '    ]']),
+    ...list('exports', exports),
+    ...list('imports', imports),
+    '  }',
+  ];
 }
 
 /**
@@ -91,15 +151,15 @@ export async function writeAuthFile(file: string, users: readonly BrokerUser[]):
 function entry(comment: string, credentials: string[], permissions: SubjectPermissions): string {
   const list = (subjects: readonly string[]): string => `[${subjects.map(natsString).join(', ')}]`;
   return [
-    `    # ${comment}`,
-    '    {',
-    ...credentials.map((line) => `      ${line}`),
-    '      permissions: {',
-    `        publish: { allow: ${list(permissions.publish)} }`,
-    `        subscribe: { allow: ${list(permissions.subscribe)} }`,
-    ...(permissions.allow_responses ? ['        allow_responses: true'] : []),
+    `      # ${comment}`,
+    '      {',
+    ...credentials.map((line) => `        ${line}`),
+    '        permissions: {',
+    `          publish: { allow: ${list(permissions.publish)} }`,
+    `          subscribe: { allow: ${list(permissions.subscribe)} }`,
+    ...(permissions.allow_responses ? ['          allow_responses: true'] : []),
+    '        }',
     '      }',
-    '    }',
   ].join('\n');
 }
 

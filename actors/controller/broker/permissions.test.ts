@@ -5,6 +5,7 @@ import { startTestBroker, type TestBroker } from '../../shared/testing/test-brok
 import {
   DECLARATION_STREAM,
   DECLARATION_SUBJECTS,
+  NODE_JS_API_PREFIX,
   declarationConsumer,
   declarationSubject,
   enrolmentInboxPrefix,
@@ -100,16 +101,21 @@ describe('node users', () => {
   });
 
   test('a node reads its own latest declaration through its durable consumer and acknowledges it', async () => {
-    const consumer = await jetstream(node).consumers.get(DECLARATION_STREAM, declarationConsumer(alpha.name));
+    const consumer = await jetstream(node, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(alpha.name));
     const message = await consumer.next({ expires: 2000 });
     expect(message?.string()).toBe('declaration for alpha');
     expect(await message?.ackAck()).toBe(true);
     expect((await consumer.info(true)).num_ack_pending).toBe(0);
   });
 
-  test('the controller answers a node\'s request on the node\'s own inbox', async () => {
-    const answer = await node.request(`${nodeSubjectRoot(alpha.name)}.ask`, 'question', { timeout: 2000 });
-    expect(answer.string()).toBe(`answer to ${nodeSubjectRoot(alpha.name)}.ask`);
+  test('a request a node sends up its own subjects is not answered: the controller may not publish on a reply a node chose', async () => {
+    // Reports and heartbeats cross from the nodes' account as a stream, whose reply subjects
+    // arrive as the node set them; the controller has no right to publish there, in any account.
+    const refused = violationsOf(controller);
+    await expect(node.request(`${nodeSubjectRoot(alpha.name)}.ask`, 'question', { timeout: 1000 })).rejects.toThrow(/timeout/i);
+    await inbox.until(`${nodeSubjectRoot(alpha.name)}.ask`);
+    const asked = inbox.received.find((m) => m.subject === `${nodeSubjectRoot(alpha.name)}.ask`);
+    expect((await refused.next(asked?.reply ?? '')).operation).toBe('publish');
   });
 
   test('a node is refused publishing under another node\'s subjects, and nothing reaches the controller', async () => {
@@ -134,13 +140,15 @@ describe('node users', () => {
   });
 
   test('a node cannot read another node\'s declarations through that node\'s consumer', async () => {
-    await expect(jetstream(node).consumers.get(DECLARATION_STREAM, declarationConsumer(beta.name))).rejects.toThrow(/Permissions Violation for Publish to "\$JS\.API\.CONSUMER\.INFO/);
+    await expect(jetstream(node, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(beta.name))).rejects.toThrow(/Permissions Violation for Publish to "mesh\.js\.CONSUMER\.INFO/);
     const violations = violationsOf(node);
-    node.publish(`$JS.API.CONSUMER.MSG.NEXT.${DECLARATION_STREAM}.${declarationConsumer(beta.name)}`, '{"batch":1}', { reply: `${nodeInboxPrefix(alpha.name)}.stolen` });
-    await violations.next(`$JS.API.CONSUMER.MSG.NEXT.${DECLARATION_STREAM}.${declarationConsumer(beta.name)}`);
+    for (const prefix of [NODE_JS_API_PREFIX, '$JS.API']) {
+      node.publish(`${prefix}.CONSUMER.MSG.NEXT.${DECLARATION_STREAM}.${declarationConsumer(beta.name)}`, '{"batch":1}', { reply: `${nodeInboxPrefix(alpha.name)}.stolen` });
+      await violations.next(`${prefix}.CONSUMER.MSG.NEXT.${DECLARATION_STREAM}.${declarationConsumer(beta.name)}`);
+    }
     // Beta's declaration is still waiting for beta.
     const betaNode = await broker.connectAsNode(beta.name, beta.seed);
-    const consumer = await jetstream(betaNode).consumers.get(DECLARATION_STREAM, declarationConsumer(beta.name));
+    const consumer = await jetstream(betaNode, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(beta.name));
     expect((await consumer.next({ expires: 2000 }))?.string()).toBe('declaration for beta');
   });
 

@@ -1,6 +1,8 @@
 import {
   CONTROL_SUBJECTS,
   DECLARATION_STREAM,
+  MAPPED_REPLY_PREFIX,
+  NODE_JS_API_PREFIX,
   OPERATOR_INBOX_PREFIX,
   declarationConsumer,
   enrolmentInboxPrefix,
@@ -22,39 +24,46 @@ export interface SubjectPermissions {
 }
 
 /**
- * The controller: the mesh's own subjects, the JetStream and KV APIs (streams, consumers,
- * acks, flow control, the lease bucket) and its own `_INBOX.` replies. It answers nodes and
- * enrolling hosts on their private inbox prefixes through `allow_responses`, which is why it
- * needs no publish right on `_INBOX_node_…`: it can reply to what it was asked, not write into
- * a node's inbox unasked.
+ * The controller, in the controller's account with JetStream: the mesh's own subjects, the
+ * JetStream and KV APIs (streams, consumers, acks, flow control, the lease bucket), its own
+ * `_INBOX.` replies, and `_R_.>`, the replies nats-server maps back to a requester in another
+ * account (a node, an enrolling host, the operator's CLI).
  *
- * The operator's inbox is the exception. nats-server (2.9) forgets the replies it allows a
- * user when it reloads its users, so an answer sent after a reload is refused as a publish
- * violation; `token issue` reloads the broker while the CLI waits for its answer. The operator
- * is the controller's own CLI, so the controller may publish to its inbox outright.
+ * It needs no `allow_responses`: every request from outside its account arrives with a `_R_.`
+ * reply. (nats-server 2.9 forgets the replies `allow_responses` grants at every reload, and
+ * enrolment and `token issue` reload while a requester waits; the mapped replies survive it.)
  */
 export function controllerPermissions(): SubjectPermissions {
   const subjects = ['mesh.>', '$JS.>', '$KV.>', '_INBOX.>'];
-  return { publish: [...subjects, `${OPERATOR_INBOX_PREFIX}.>`], subscribe: subjects, allow_responses: true };
+  return { publish: [...subjects, `${MAPPED_REPLY_PREFIX}>`], subscribe: subjects, allow_responses: false };
 }
 
 /**
- * A node: publish under its own `mesh.node.<node>.>` and drive its own durable consumer (ask
- * for the next message, read the consumer's info, acknowledge), subscribe only under its own
- * inbox prefix. It cannot create or change a consumer (one filtered to another node's
- * declarations would read them), publish declarations, or see any other node's traffic.
- *
- * Acks are the v1 form `$JS.ACK.<stream>.<consumer>.…` that nats-server 2.9 sends.
+ * The subjects, in the nodes' account, through which a node drives its own durable consumer:
+ * ask for the next messages and read the consumer's info (both under NODE_JS_API_PREFIX, which
+ * the nodes' account imports from the controller's), and acknowledge (the v1 form
+ * `$JS.ACK.<stream>.<consumer>.…` that nats-server 2.9 sends).
  */
-export function nodePermissions(node: string): SubjectPermissions {
+export function nodeConsumerSubjects(node: string): { next: string; info: string; ack: string } {
   const consumer = `${DECLARATION_STREAM}.${declarationConsumer(node)}`;
   return {
-    publish: [
-      `${nodeSubjectRoot(node)}.>`,
-      `$JS.API.CONSUMER.MSG.NEXT.${consumer}`,
-      `$JS.API.CONSUMER.INFO.${consumer}`,
-      `$JS.ACK.${consumer}.>`,
-    ],
+    next: `${NODE_JS_API_PREFIX}.CONSUMER.MSG.NEXT.${consumer}`,
+    info: `${NODE_JS_API_PREFIX}.CONSUMER.INFO.${consumer}`,
+    ack: `$JS.ACK.${consumer}.>`,
+  };
+}
+
+/**
+ * A node, in the nodes' account: publish under its own `mesh.node.<node>.>` and drive its own
+ * durable consumer, subscribe only under its own inbox prefix. It cannot create or change a
+ * consumer (one filtered to another node's declarations would read them), publish
+ * declarations, or see any other node's traffic. Whatever reply subject it sets, the answer
+ * stays in the nodes' account (see auth-file.ts).
+ */
+export function nodePermissions(node: string): SubjectPermissions {
+  const consumer = nodeConsumerSubjects(node);
+  return {
+    publish: [`${nodeSubjectRoot(node)}.>`, consumer.next, consumer.info, consumer.ack],
     subscribe: [`${nodeInboxPrefix(node)}.>`],
     allow_responses: false,
   };

@@ -26,12 +26,14 @@ export interface CallControllerOptions {
 /**
  * Asks the serving controller of the mesh in `dir` to run `verb` with `args`, the way every
  * acting CLI verb does: reads mesh.json, connects to the broker as the operator's nkey user
- * (inbox prefix `_INBOX_operator`, the only one it may read) with the broker's certificate
+ * (in its own account, inbox prefix `_INBOX_operator`, the only one it may read) with the broker's certificate
  * pinned by its fingerprint, sends one ControlRequest and waits for the ControlReply.
  *
- * The controller's refusal comes back as a ControllerRefused carrying its condition; nobody
- * listening is ControllerNotRunning (which names `mesh-control serve --dir DIR`); a broker
- * that cannot be reached is ControlBrokerUnreachable.
+ * The controller's refusal comes back as a ControllerRefused carrying its condition; no answer
+ * in time is ControllerDidNotAnswer, which names `mesh-control serve --dir DIR` (the request
+ * crosses from the operator's account, so nats-server 2.9 cannot say at once that nobody
+ * listens; ControllerNotRunning is for a server that does); a broker that cannot be reached
+ * is ControlBrokerUnreachable.
  */
 export async function callController(dir: string, verb: string, args: Record<string, unknown>, options: CallControllerOptions = {}): Promise<VerbAnswer> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -58,7 +60,7 @@ export async function callController(dir: string, verb: string, args: Record<str
       text = (await nc.request(controlSubject(verb), JSON.stringify(request), { timeout: timeoutMs })).string();
     } catch (error) {
       if (isNoResponders(error)) throw new ControllerNotRunning(config.broker.url, root);
-      if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs);
+      if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs, root);
       throw error;
     }
     let json: unknown;

@@ -1,4 +1,6 @@
 import type { Msg, Subscription } from '@nats-io/transport-node';
+import { answerableReply, describeSender, requestSenderOf } from '../../shared/bus/answerable-reply';
+import { BROKER_ACCOUNTS } from '../broker/auth-file';
 import { ControlReply, ControlRequest } from '../../../schema/control';
 import { CONTROL_SUBJECTS, controlSubject } from '../../shared/bus/subjects';
 import { isOperatorError } from '../../shared/operator-error';
@@ -83,7 +85,12 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
   const started = performance.now();
   const verbOfSubject = message.subject.slice(controlSubject('').length);
   if (!message.reply) {
-    ctx.log(`control: ${verbOfSubject}: a call without a reply subject, ignored`);
+    ctx.log(`control: ${verbOfSubject}: a call without a reply subject from ${describeSender(message)}, ignored`);
+    return;
+  }
+  if (!answerableReply(message.reply)) {
+    // An answer published on a subject the caller chose would carry the controller's rights.
+    ctx.log(`control: ${verbOfSubject}: refused a call from ${describeSender(message)} whose reply subject ${JSON.stringify(message.reply)} is not one the broker maps back to a caller; not answered`);
     return;
   }
   let request: ControlRequest;
@@ -95,7 +102,7 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
     return;
   }
   const acting = registry.has(request.verb) && !registry.isQuery(request.verb);
-  const call: CallHandle | undefined = acting ? await options.calls?.begin(request.verb, Object.keys(request.args), callerOf(message.reply)) : undefined;
+  const call: CallHandle | undefined = acting ? await options.calls?.begin(request.verb, Object.keys(request.args), callerOf(message)) : undefined;
   const callNote = call === undefined ? '' : ` (call ${call.id})`;
 
   const work = registry.call(ctx, request.verb, request.args).then(
@@ -167,11 +174,14 @@ function respond(ctx: ControllerContext, message: Msg, verb: string, reply: Cont
   }
 }
 
-/** Who called, from the inbox its answer goes to: `_INBOX_operator.…` is the operator's CLI. */
-export function callerOf(reply: string): string {
-  const prefix = reply.split('.')[0] ?? reply;
-  if (prefix === '_INBOX') return 'controller';
-  return prefix.startsWith('_INBOX_') ? prefix.slice('_INBOX_'.length) : prefix;
+/**
+ * Who called, as the broker stamped the request (Nats-Request-Info): the operator's CLI is the
+ * operator's account; a call from the controller's own account carries no stamp.
+ */
+export function callerOf(message: Msg): string {
+  const sender = requestSenderOf(message);
+  if (sender === undefined) return 'controller';
+  return sender.account === BROKER_ACCOUNTS.operator ? 'operator' : `${sender.user} (${sender.account})`;
 }
 
 function readRequest(message: Msg): ControlRequest {

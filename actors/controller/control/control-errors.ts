@@ -79,11 +79,15 @@ export class ControllerNotRunning extends OperatorError {
   }
 }
 
-/** The controller took the call and did not answer in time. */
+/**
+ * No answer came in time. The operator's CLI asks across accounts (docs/bus-trust.md), where
+ * nats-server 2.9 sends no "no responders" status, so a controller that is not serving and one
+ * that took the call and is slow look alike: the next step covers both.
+ */
 export class ControllerDidNotAnswer extends OperatorError {
-  constructor(verb: string, timeoutMs: number) {
-    super(`the controller did not answer \`${verb}\` within ${Math.round(timeoutMs / 100) / 10} s`, {
-      next: 'the call may still have been done: check with the listing verb (mesh-control nodes) and read the controller\'s log before trying again',
+  constructor(verb: string, timeoutMs: number, dir: string) {
+    super(`no controller answered \`${verb}\` within ${Math.round(timeoutMs / 100) / 10} s`, {
+      next: `if none is serving, start it with \`mesh-control serve --dir ${shellWord(dir)}\` (if one was stopped or killed just now, a standby takes over within about 20 s); if one is, the call may still have been done: check with the listing verb (mesh-control nodes) and read the controller's log before trying again`,
       retryable: true,
     });
   }

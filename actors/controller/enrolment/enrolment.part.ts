@@ -1,10 +1,12 @@
 import type { Msg } from '@nats-io/transport-node';
+import { answerableReply, describeSender } from '../../shared/bus/answerable-reply';
 import { enrolmentSubject } from '../../shared/bus/subjects';
 import type { ControllerContext } from '../controller-context';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { refreshPeers, sendCurrent } from '../declarations/send-current';
 import type { ControllerPart } from '../serve/controller-parts';
 import { AnswersInHand } from './answers-in-hand';
+import { BAD_ENROLMENTS_BEFORE_SPENT, countBadEnrolment } from './count-bad-enrolment';
 import { handleEnrolRequest } from './handle-enrol-request';
 
 /** The queue group enrolment requests are taken in: with several controllers serving, one answers each. */
@@ -24,9 +26,12 @@ const QUIET_WAIT_MS = 5000;
  *    reload; the token's connections close);
  * 4. send the new node its overlay declaration, and every other node its new peers.
  *
- * The answer goes to `_INBOX.enrol.<token id>`, which the controller may always publish to, so
- * the reloads in step 2 (and any other, from `token issue` or the sweep) cannot lose it;
- * nats-server 2.9 forgets the reply permissions it grants at every reload.
+ * The request comes from the enrolment account through a service import, so its reply is a
+ * `_R_.` subject the broker maps back to the host's inbox; that mapping survives the reloads of
+ * step 2 (nats-server 2.9 forgets the reply permissions it grants at every reload, which is why
+ * the controller relies on none). A request with any other reply is refused unanswered (see
+ * answerableReply), and it, like a malformed or badly signed request, counts against its token:
+ * the BAD_ENROLMENTS_BEFORE_SPENT-th spends it and takes its user off the broker.
  */
 export const enrolmentPart: ControllerPart = {
   name: 'enrolment',
@@ -55,32 +60,42 @@ export const enrolmentPart: ControllerPart = {
 
 async function respond(ctx: ControllerContext, answers: AnswersInHand, message: Msg): Promise<void> {
   const tokenId = message.subject.slice(enrolmentSubject('').length);
-  const answered = answers.hold();
   let enrolled: { node: string; nkey: string } | undefined;
+  if (!answerableReply(message.reply)) {
+    const why = message.reply
+      ? `its reply subject ${JSON.stringify(message.reply)} is not one the broker maps back to the host; not answered`
+      : 'it had no reply subject; nobody can be told the outcome';
+    await countAgainstToken(ctx, answers, tokenId, `a request with token ${tokenId} from ${describeSender(message)}: ${why}`);
+    return;
+  }
+  let bad: string | undefined;
+  const answered = answers.hold();
   try {
     const handled = await handleEnrolRequest(ctx, message.subject, message.data);
+    if (!handled.reply.ok && (handled.reply.refusal === 'malformed' || handled.reply.refusal === 'proof_invalid')) {
+      bad = `it was refused as ${handled.reply.refusal} (${handled.reply.message})`;
+    }
     if (handled.enrolled !== undefined) {
       // The node's user first, so the machine can connect as itself the moment it is told.
-      // The answer survives this reload: it goes to `_INBOX.enrol.…`, which the controller may
-      // always publish to (see enrolmentInboxPrefix).
+      // The answer survives this reload: it goes to the `_R_.` reply the broker maps back.
       try {
         await ctx.broker.addNode(handled.enrolled.node, handled.enrolled.nkey);
       } catch (error) {
         ctx.log(`enrolment: node ${handled.enrolled.node}'s broker user could not be added (it is added when the controller next starts): ${String(error)}`);
       }
     }
-    if (!message.reply) {
-      ctx.log(`enrolment: a request with token ${tokenId} had no reply subject; nobody can be told the outcome`);
-    } else {
-      message.respond(JSON.stringify(handled.reply));
-      // The answer must be at the broker before the user it goes to is removed.
-      await ctx.nc.flush();
-      enrolled = handled.enrolled;
-    }
+    message.respond(JSON.stringify(handled.reply));
+    // The answer must be at the broker before the user it goes to is removed.
+    await ctx.nc.flush();
+    enrolled = handled.enrolled;
   } catch (error) {
     ctx.log(`enrolment: a request with token ${tokenId} failed: ${(error as Error)?.stack ?? String(error)}`);
   } finally {
     answered();
+  }
+  if (bad !== undefined) {
+    await countAgainstToken(ctx, answers, tokenId, `a request with token ${tokenId} from ${describeSender(message)}: ${bad}`);
+    return;
   }
   if (enrolled === undefined) return;
   const { node } = enrolled;
@@ -97,4 +112,25 @@ async function respond(ctx: ControllerContext, answers: AnswersInHand, message: 
     .run(node, () => sendCurrent(ctx, node))
     .catch((error: unknown) => ctx.log(`enrolment: node ${node}'s overlay declaration could not be sent (it is sent when the controller next starts): ${String(error)}`));
   await refreshPeers(ctx, node);
+}
+
+/** Logs a bad request and counts it against its token, spending the token at the limit. */
+async function countAgainstToken(ctx: ControllerContext, answers: AnswersInHand, tokenId: string, said: string): Promise<void> {
+  let counted;
+  try {
+    counted = await countBadEnrolment(ctx, tokenId);
+  } catch (error) {
+    ctx.log(`enrolment: ${said} (it could not be counted against the token: ${String(error)})`);
+    return;
+  }
+  ctx.log(`enrolment: ${said} (${counted.count} of ${BAD_ENROLMENTS_BEFORE_SPENT} bad requests on this token)`);
+  if (!counted.spent) return;
+  ctx.log(`enrolment: token ${tokenId} is spent after ${counted.count} bad requests; a new token is needed to enrol (mesh-control token issue)`);
+  await answers.quiet(QUIET_WAIT_MS);
+  try {
+    await ctx.broker.removeEnrolment(tokenId);
+    await ctx.store.query('UPDATE tokens SET broker_user_removed_at = $2 WHERE id = $1 AND broker_user_removed_at IS NULL', [tokenId, ctx.now()]);
+  } catch (error) {
+    ctx.log(`enrolment: spent token ${tokenId}'s broker user could not be removed (the token sweep removes it): ${String(error)}`);
+  }
 }

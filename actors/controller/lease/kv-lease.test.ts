@@ -2,7 +2,7 @@ import { LeaseHolder } from '../../../schema/lease-holder';
 import { raiseEpochFloor, readEpochFloor } from '../store/controller-epoch.repo';
 import { StorageType } from '@nats-io/jetstream';
 import { LEASE_KEY, openLeaseBucket } from './lease-bucket';
-import { LeaseHeldElsewhere, LeaseRenewalRefused, LeaseUnreachable } from './lease-errors';
+import { LeaseHeldElsewhere, LeaseKeyForeign, LeaseRenewalRefused, LeaseUnreachable } from './lease-errors';
 import { useLeaseWorld } from './testing/lease-world';
 
 // The lease's operations over a real nats-server's KV bucket and a real PostgreSQL epoch floor.
@@ -55,6 +55,19 @@ describe('KvLease', () => {
     expect(error).toBeInstanceOf(LeaseHeldElsewhere);
     expect((error as LeaseHeldElsewhere).refused).toBe(true);
     expect((error as LeaseHeldElsewhere).holder).toMatch(/^ctl-a:1 \(since \d{4}-.*Z\)$/);
+  });
+
+  test('a value no controller wrote in the key is LeaseKeyForeign to the holder\'s renewal and to a take, saying so', async () => {
+    const bucket = world.bucketName();
+    const a = await world.controller({ bucket, name: 'ctl-a:1' });
+    const b = await world.controller({ bucket, name: 'ctl-b:2' });
+    const taken = await a.lease.take(never);
+    await b.bucket.kv.put(LEASE_KEY, '{"controller":"not really"}');
+    const renewal = await caught(a.lease.renew(taken.revision));
+    expect(renewal).toBeInstanceOf(LeaseKeyForeign);
+    expect(renewal).toMatchObject({ refused: true, foreign: true });
+    expect((renewal as Error).message).toMatch(/^the lease key holds a value no controller wrote \(revision \d+, 27 bytes\)/);
+    expect(await caught(b.lease.take(never))).toBeInstanceOf(LeaseKeyForeign);
   });
 
   test('measures the deadline from when the write was sent: the age limit less the margin', async () => {

@@ -6,7 +6,7 @@ import { raiseEpochFloor, readEpochFloor } from '../store/controller-epoch.repo'
 import type { Sql } from '../store/sql-store';
 import type { KvBucket } from '../serve/ensure-kv-bucket';
 import { LEASE_KEY } from './lease-bucket';
-import { LeaseEpochBehindFloor, LeaseHeldElsewhere, LeaseRenewalRefused, LeaseUnreachable } from './lease-errors';
+import { LeaseEpochBehindFloor, LeaseHeldElsewhere, LeaseKeyForeign, LeaseRenewalRefused, LeaseUnreachable } from './lease-errors';
 
 /** The broker's answer to a compare-and-set at a revision that is not the key's: "wrong last sequence". */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -62,6 +62,9 @@ export interface KvLeaseOptions {
  * The deadline the gate keeps is measured from when each successful write was sent, on the
  * monotonic clock: the broker ages a key from when it stored it, never earlier.
  *
+ * A value in the key that is not a lease holder is LeaseKeyForeign, from a take or a renewal:
+ * the machine stops acting and stands by (it is nobody's lease to lose to), without exiting.
+ *
  * A write whose answer never came (a timeout) may still have landed. Each value names this
  * process's random instance, so when a compare-and-set is refused the key is read: if it is this
  * controller's own write, it is taken as such and written again at its revision.
@@ -97,6 +100,7 @@ export class KvLease implements LeaseOperations {
     } catch (error) {
       if (!isWrongLastSequence(error)) throw new LeaseUnreachable('the lease could not be asked for', error);
       const entry = await this.#read();
+      if (entry !== null && holderOf(entry) === null) throw new LeaseKeyForeign(entry.revision, entry.length);
       if (!this.#isOwn(entry)) throw new LeaseHeldElsewhere(describeHolder(entry));
       // A take of ours that landed after its answer was given up on: write it again now, so the
       // deadline counts from a send time this process knows.
@@ -144,6 +148,7 @@ export class KvLease implements LeaseOperations {
       if (!isWrongLastSequence(error)) throw new LeaseUnreachable('the lease could not be renewed', error);
     }
     const entry = await this.#read();
+    if (entry !== null && holderOf(entry) === null) throw new LeaseKeyForeign(entry.revision, entry.length);
     if (!this.#isOwn(entry)) throw new LeaseRenewalRefused(`the renewal at revision ${revision} was refused: ${entry === null ? 'the key is gone (it expired)' : `the lease is held by ${describeHolder(entry)}`}`);
     // An earlier renewal landed after its answer was given up on; the key is still ours.
     const again = this.#now();

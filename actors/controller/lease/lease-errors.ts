@@ -24,6 +24,20 @@ export class LeaseRenewalRefused extends Error implements LeaseFailure {
 }
 
 /**
+ * The lease key holds a value no controller wrote (it is not a lease holder): written by hand
+ * or by something that should not reach the bucket. The lease is not this controller's, but no
+ * other controller holds it either; it is told as such, in the log and in status.
+ */
+export class LeaseKeyForeign extends Error implements LeaseFailure {
+  readonly refused = true;
+  readonly foreign = true;
+  constructor(revision: number, size: number) {
+    super(`the lease key holds a value no controller wrote (revision ${revision}, ${size} bytes); acting stopped until it is given back or expires, and whatever can write the bucket should be found`);
+    this.name = 'LeaseKeyForeign';
+  }
+}
+
+/**
  * The broker (or the store, for the epoch floor) could not be asked: nothing is known about the
  * lease, so this is retried, never taken as a loss.
  */

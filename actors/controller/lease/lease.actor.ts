@@ -57,6 +57,11 @@ export function leaseLogic(deps: LeaseDeps) {
         if (params.reason !== lastRival) deps.log(`lease: standing by: ${params.reason}`);
         lastRival = params.reason;
       },
+      noteForeign: (_, params: { reason: string; epoch: number | null }) => {
+        deps.gate.note(params.reason);
+        deps.log(`lease: lost under epoch ${params.epoch ?? 'none'}: ${params.reason}; standing by`);
+        lastRival = params.reason;
+      },
       announceLoss: (_, params: { reason: string; epoch: number | null }) => {
         const error = new LeaseLost(params.epoch, params.reason);
         deps.gate.end('lost', error.message);

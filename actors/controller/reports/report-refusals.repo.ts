@@ -1,3 +1,4 @@
+import { countRefusalOf } from '../store/reports.repo';
 import type { Sql } from '../store/sql-store';
 
 /**
@@ -7,12 +8,10 @@ import type { Sql } from '../store/sql-store';
  */
 export type ReportRejection = 'wrong_subject' | 'malformed';
 
-/** Counts one refused report against `node` (the node whose subject it came on) and `reason`. */
+/**
+ * Counts one refused report against `node` (the node whose subject it came on) and `reason`,
+ * or against the one unknown-sender count when the store has no such node (countRefusalOf).
+ */
 export async function countReportRejection(sql: Sql, node: string, reason: ReportRejection, at: Date): Promise<void> {
-  await sql.query(
-    `INSERT INTO report_refusals (node, reason, count, first_at, last_at) VALUES ($1, $2, 1, $3, $3)
-     ON CONFLICT (node, reason) DO UPDATE
-       SET count = report_refusals.count + 1, last_at = GREATEST(report_refusals.last_at, excluded.last_at)`,
-    [node, reason, at],
-  );
+  await countRefusalOf(sql, node, reason, at);
 }

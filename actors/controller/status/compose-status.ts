@@ -64,6 +64,10 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
        ORDER BY name`,
     ),
   ]);
+  if (holder !== null && holder.holder === null) {
+    // Only something with the controller's rights can write the key (see docs/bus-trust.md).
+    problems.push({ kind: 'lease', subject: 'lease', detail: `the lease key holds a value no controller wrote (revision ${holder.revision}); no controller acts until it is deleted or expires, and whatever wrote it should be found` });
+  }
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
   const repairs = sources.busRepairs?.();

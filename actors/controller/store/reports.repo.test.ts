@@ -1,6 +1,6 @@
 import type { Report } from '../../../schema/report';
 import { getNode, upsertNode } from './nodes.repo';
-import { recordReport, reportRefusalCounts } from './reports.repo';
+import { countRefusalOf, recordReport, reportRefusalCounts, UNKNOWN_SENDER } from './reports.repo';
 import { STORE_KINDS, useTestStore } from './testing/use-test-store';
 
 const T0 = new Date('2026-12-01T10:00:00.000Z');
@@ -69,8 +69,23 @@ describe.each(STORE_KINDS)('reports on %s', (kind) => {
     expect(results.filter((result) => !result.accepted && result.reason === 'duplicate')).toHaveLength(7);
   });
 
-  test('counts a report from a node the store does not know', async () => {
+  test('counts a report from a node the store does not know under the one unknown sender, not under the name it gave', async () => {
+    const before = (await reportRefusalCounts(t.store)).find((row) => row.node === UNKNOWN_SENDER && row.reason === 'unknown_node')?.count ?? 0;
     expect(await recordReport(t.store, report('stranger', 1, 1, 1), later(40))).toEqual({ accepted: false, reason: 'unknown_node' });
-    expect((await reportRefusalCounts(t.store)).find((row) => row.node === 'stranger')).toMatchObject({ reason: 'unknown_node', count: 1 });
+    const counts = await reportRefusalCounts(t.store);
+    expect(counts.find((row) => row.node === 'stranger')).toBeUndefined();
+    expect(Number(counts.find((row) => row.node === UNKNOWN_SENDER && row.reason === 'unknown_node')?.count)).toBe(Number(before) + 1);
+  });
+
+  test('a thousand invented names make one unknown-sender row, while a real node is counted under its own name', async () => {
+    const node = await newNode();
+    const rowsBefore = (await reportRefusalCounts(t.store)).length;
+    for (let index = 0; index < 1000; index += 1) await countRefusalOf(t.store, `invented-${index}`, 'malformed', later(50));
+    await countRefusalOf(t.store, node, 'malformed', later(51));
+    const counts = await reportRefusalCounts(t.store);
+    expect(counts.filter((row) => row.node.startsWith('invented-'))).toEqual([]);
+    expect(Number(counts.find((row) => row.node === UNKNOWN_SENDER && String(row.reason) === 'malformed')?.count)).toBeGreaterThanOrEqual(1000);
+    expect(counts.find((row) => row.node === node && String(row.reason) === 'malformed')).toMatchObject({ count: expect.anything() });
+    expect(counts.length).toBeLessThanOrEqual(rowsBefore + 2);
   });
 });

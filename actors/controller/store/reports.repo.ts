@@ -84,11 +84,27 @@ export function compareOrder(a: ReportOrder, b: ReportOrder): number {
 }
 
 async function countRefusal(tx: Sql, node: string, reason: ReportRefusal, at: Date): Promise<void> {
-  await tx.query(
-    `INSERT INTO report_refusals (node, reason, count, first_at, last_at) VALUES ($1, $2, 1, $3, $3)
+  await countRefusalOf(tx, node, reason, at);
+}
+
+/**
+ * The name refusals are counted under when they came on the subject of no node in the store:
+ * not a node name (those are DNS labels), so it can never be taken for one, and one row per
+ * reason whatever names were used, so invented names cannot grow the table.
+ */
+export const UNKNOWN_SENDER = '(unknown sender)';
+
+/**
+ * Counts one refused report against `node` when the store has such a node, and against
+ * UNKNOWN_SENDER otherwise, so nothing a sender makes up is shown as a node's trouble.
+ */
+export async function countRefusalOf(sql: Sql, node: string, reason: string, at: Date): Promise<void> {
+  await sql.query(
+    `INSERT INTO report_refusals (node, reason, count, first_at, last_at)
+       SELECT CASE WHEN EXISTS (SELECT 1 FROM nodes WHERE name = $1) THEN $1 ELSE $4 END, $2, 1, $3, $3
      ON CONFLICT (node, reason) DO UPDATE
        SET count = report_refusals.count + 1, last_at = GREATEST(report_refusals.last_at, excluded.last_at)`,
-    [node, reason, at],
+    [node, reason, at, UNKNOWN_SENDER],
   );
 }
 

@@ -12,6 +12,11 @@
  *   mesh.control.<verb>            the operator's CLI asking the serving controller
  *   _INBOX_operator.>              the controller's answers to the CLI
  *
+ * Each side sits in its own broker account (see docs/bus-trust.md and auth-file.ts): a node's
+ * JetStream requests cross into the controller's account under NODE_JS_API_PREFIX, and every
+ * answer to a cross-account request comes back on a `_R_.…` reply the server maps, so no
+ * reply subject a sender chooses is ever published to with the controller's rights.
+ *
  * A node name is one DNS label and a token id is hex, so neither can contain `.`, `*`, `>` or
  * `_`: a name is always exactly one subject token and no node's inbox prefix can equal or
  * contain another's, nor an enrolment inbox.
@@ -24,6 +29,15 @@ export const DECLARATION_STREAM = 'MESH_DECLARATIONS';
 
 /** The subjects of DECLARATION_STREAM. */
 export const DECLARATION_SUBJECTS = 'mesh.declaration.*';
+
+/**
+ * The prefix under which a node's connection reaches JetStream (nats.js `apiPrefix`). The nodes'
+ * account has no JetStream of its own, and nats-server 2.9 answers every `$JS.API.>` request in
+ * such an account itself ("JetStream not enabled"), racing the import; so the controller's
+ * account exports the node-facing consumer requests and the nodes' account imports them under
+ * this prefix. Acknowledgements (`$JS.ACK.…`) are not API requests and cross unprefixed.
+ */
+export const NODE_JS_API_PREFIX = 'mesh.js';
 
 /** The subject the controller publishes a node's declarations to. */
 export function declarationSubject(node: string): string {
@@ -64,10 +78,8 @@ export function enrolmentSubject(tokenId: string): string {
 }
 
 /**
- * The inbox prefix of an enrolment connection, where the controller's answer arrives. It sits
- * under `_INBOX.`, which the controller may always publish to: nats-server 2.9 forgets the
- * reply permissions it granted (`allow_responses`) at every reload, and enrolment itself
- * reloads the broker (the node's user is added), so an answer must not depend on them.
+ * The inbox prefix of an enrolment connection, where the controller's answer arrives (mapped
+ * back from the controller's account by the broker, into the enrolment account).
  */
 export function enrolmentInboxPrefix(tokenId: string): string {
   return `_INBOX.enrol.${tokenId}`;
@@ -82,6 +94,12 @@ export function enrolmentUserName(tokenId: string): string {
 export function controlSubject(verb: string): string {
   return `mesh.control.${verb}`;
 }
+
+/**
+ * The start of every reply subject nats-server gives a request that crossed from another account
+ * through a service import; the server maps the answer back to the requester's own reply.
+ */
+export const MAPPED_REPLY_PREFIX = '_R_.';
 
 /** Every control subject, for the controller's subscription and the operator's permission. */
 export const CONTROL_SUBJECTS = 'mesh.control.>';

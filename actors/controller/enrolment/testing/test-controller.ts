@@ -10,7 +10,7 @@ import type { Envelope } from '../../../../schema/envelope';
 import type { Profile } from '../../../../schema/profile';
 import { resourceDigest, resourceKey } from '../../../../schema/resource';
 import type { Report, ResourceOutcome } from '../../../../schema/report';
-import { DECLARATION_STREAM, declarationConsumer, enrolmentSubject, reportSubject } from '../../../shared/bus/subjects';
+import { DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer, enrolmentSubject, reportSubject } from '../../../shared/bus/subjects';
 import {
   brokerPasswordFor,
   decodeBase64,
@@ -253,7 +253,7 @@ export function useTestController(kind: StoreKind): TestController {
       }
     },
     nextDeclaration: async (connection, node) => {
-      const consumer = await jetstream(connection).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
+      const consumer = await jetstream(connection, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
       const message = await consumer.next({ expires: 5000 });
       if (message === null) throw new Error(`no declaration waited for node ${node}`);
       await message.ackAck();
