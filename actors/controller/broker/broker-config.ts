@@ -72,6 +72,7 @@ export function renderBrokerConfig(config: BrokerConfig): string {
     `listen: ${natsString(listen)}`,
     `pid_file: ${natsString(config.pidFile)}`,
     `log_file: ${natsString(config.logFile)}`,
+    ...(process.env.MESH_BROKER_TRACE === '1' ? ['trace: true', 'debug: true'] : []),
     '',
     '# Every client connection is TLS; nodes pin this certificate by its fingerprint.',
     'tls {',

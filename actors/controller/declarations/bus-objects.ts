@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, jetstreamManager, type ConsumerConfig, type JetStreamManager } from '@nats-io/jetstream';
-import { DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
+import { DECLARATION_ACK_WAIT_MS, DECLARATION_ACK_WAIT_NS, DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
 import type { ControllerContext } from '../controller-context';
 import { ensureDeclarationStream } from '../serve/ensure-declaration-stream';
 import { BusRepairs } from './bus-repairs';
@@ -81,7 +81,7 @@ export class BusObjects {
         await deleteConsumer(manager, node);
         await addNodeConsumer(manager, node, await this.#deliverFrom(node));
         outcome = 'replaced';
-        this.repairs.record({ kind: 'consumer_replaced', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} read ${JSON.stringify(config.filter_subject ?? '')} with ack policy ${config.ack_policy}; replaced by one reading ${declarationSubject(node)} only`, at: this.ctx.now() });
+        this.repairs.record({ kind: 'consumer_replaced', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} read ${JSON.stringify(config.filter_subject ?? '')} with ack policy ${config.ack_policy} and an acknowledgement wait of ${(config.ack_wait ?? 0) / 1e9} s; replaced by one reading ${declarationSubject(node)} only, waiting ${DECLARATION_ACK_WAIT_MS / 1000} s`, at: this.ctx.now() });
       }
     } catch (error) {
       if (isApiError(error, JetStreamApiCodes.StreamNotFound)) {
@@ -136,9 +136,13 @@ export class BusObjects {
 /** What every node's consumer is named with, before the node's name (declarationConsumer). */
 const CONSUMER_PREFIX = declarationConsumer('');
 
-/** True when a consumer reads the node's own subject only and waits for explicit acknowledgement. */
-export function isAsNodeNeeds(config: Pick<ConsumerConfig, 'filter_subject' | 'ack_policy'>, node: string): boolean {
-  return config.filter_subject === declarationSubject(node) && config.ack_policy === AckPolicy.Explicit;
+/**
+ * True when a consumer reads the node's own subject only and waits for explicit acknowledgement
+ * no longer than DECLARATION_ACK_WAIT_MS (a longer wait leaves a declaration handed to a stale
+ * pull out of reach for that long).
+ */
+export function isAsNodeNeeds(config: Pick<ConsumerConfig, 'filter_subject' | 'ack_policy' | 'ack_wait'>, node: string): boolean {
+  return config.filter_subject === declarationSubject(node) && config.ack_policy === AckPolicy.Explicit && config.ack_wait === DECLARATION_ACK_WAIT_NS;
 }
 
 const objects = new WeakMap<object, BusObjects>();

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
+import { DECLARATION_ACK_WAIT_NS, DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
 
 // The stream itself is made by the serving controller at start (serve/ensure-declaration-stream).
 
@@ -23,13 +23,15 @@ export async function openNodeConsumer(nc: NatsConnection, node: string, options
 
 /**
  * Adds `node`'s durable consumer as every part expects it: named for the node, filtered to its
- * subject, acknowledged explicitly, delivering from `deliver` on (All: whatever its slot holds).
+ * subject, acknowledged explicitly within DECLARATION_ACK_WAIT_MS, delivering from `deliver` on
+ * (All: whatever its slot holds).
  */
 export async function addNodeConsumer(manager: JetStreamManager, node: string, deliver: typeof DeliverPolicy.All | typeof DeliverPolicy.New): Promise<void> {
   await manager.consumers.add(DECLARATION_STREAM, {
     durable_name: declarationConsumer(node),
     filter_subject: declarationSubject(node),
     ack_policy: AckPolicy.Explicit,
+    ack_wait: DECLARATION_ACK_WAIT_NS,
     deliver_policy: deliver,
   });
 }

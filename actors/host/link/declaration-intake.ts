@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, JetStreamApiCodes, JetStreamApiError, type ConsumerMessages } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DeafReason } from '../../../schema/heartbeat';
-import { DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
+import { DECLARATION_PULL_EXPIRES_MS, DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
 
 /** What the intake hands each message to. */
@@ -69,7 +69,7 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
     while (!stop.signal.aborted && !connection.isClosed()) {
       try {
         const consumer = await jetstream(connection, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
-        const pulling = await consumer.consume({ max_messages: 4 });
+        const pulling = await consumer.consume({ max_messages: 4, expires: DECLARATION_PULL_EXPIRES_MS });
         messages = pulling;
         if (stop.signal.aborted) break;
         failures = 0;

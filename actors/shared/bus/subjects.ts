@@ -39,6 +39,24 @@ export const DECLARATION_SUBJECTS = 'mesh.declaration.*';
  */
 export const NODE_JS_API_PREFIX = 'mesh.js';
 
+/**
+ * How long a node's pull for declarations waits on the broker before it is made again, and how
+ * long the broker waits for a delivered declaration's acknowledgement before offering it again.
+ *
+ * nats-server 2.9 keeps a pull that was waiting when its accounts were reloaded (every enrolment
+ * and token rewrites them) even after the node that made it is gone, and hands the next
+ * declaration to it. Such a declaration comes again once the acknowledgement wait passes; with
+ * the pull's life no longer than that wait, every stale pull has expired by then, so a node that
+ * restarts gets a declaration sent meanwhile within DECLARATION_ACK_WAIT_MS, not never.
+ */
+export const DECLARATION_PULL_EXPIRES_MS = 10_000;
+
+/** See DECLARATION_PULL_EXPIRES_MS; it must not be shorter than the pull's life. */
+export const DECLARATION_ACK_WAIT_MS = 10_000;
+
+/** DECLARATION_ACK_WAIT_MS as JetStream's consumer settings count it, in nanoseconds. */
+export const DECLARATION_ACK_WAIT_NS = DECLARATION_ACK_WAIT_MS * 1_000_000;
+
 /** The subject the controller publishes a node's declarations to. */
 export function declarationSubject(node: string): string {
   return `mesh.declaration.${node}`;

@@ -6,6 +6,7 @@ import type { EnrolReply, EnrolRequest } from '../../../../schema/enrolment';
 import type { Envelope } from '../../../../schema/envelope';
 import type { Report } from '../../../../schema/report';
 import {
+  DECLARATION_ACK_WAIT_NS,
   DECLARATION_STREAM,
   DECLARATION_SUBJECTS,
   declarationConsumer,
@@ -118,6 +119,7 @@ export class FakeController {
       durable_name: declarationConsumer(node),
       filter_subject: declarationSubject(node),
       ack_policy: AckPolicy.Explicit,
+      ack_wait: DECLARATION_ACK_WAIT_NS,
       deliver_policy: DeliverPolicy.All,
     });
   }
