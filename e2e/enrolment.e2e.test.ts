@@ -203,4 +203,22 @@ describe.each(['pglite', 'postgres'] as const)('enrolment end to end, the contro
       return config.includes(`PublicKey = ${again.wireguard_public_key}`) ? done(config) : notYet(config);
     });
   }, 30_000);
+
+  test('a host stopped just after the broker reloaded its users, and started again, takes the next declaration', async () => {
+    // Issuing a token rewrites the broker's users while c's host waits on its pull; nats-server
+    // 2.9 keeps that pull after the host is gone and hands it the next declaration.
+    await rig.issueToken({ new: true });
+    expect((await rig.stopHost('c')).code).toBe(0);
+    const host = await rig.startHost('c');
+    await host.waitFor(/linked to \S+ as node c/);
+    const file = path.join(parent, 'declare-c-again.json');
+    await fs.writeFile(file, JSON.stringify({ resources: [{ shape: 'file', path: '/srv/www/index.html', content: { text: 'served by c, again\n' } }] }));
+    const sentAt = Date.now();
+    expect((await rig.declare('c', file)).stdout).toMatch(/node c: 1 resource\(s\) declared/);
+    // Within the broker's own 30 s waits it would not come at all; the host's come sooner.
+    await until('machine c to hold the declaration sent after it came back', async () => {
+      const text = await readText(hostFile('c', 'srv/www/index.html'));
+      return text === 'served by c, again\n' ? done(text) : notYet(`${text ?? 'no such file'} after ${Date.now() - sentAt} ms`);
+    }, { timeoutMs: 25_000 });
+  }, 60_000);
 });
