@@ -26,7 +26,7 @@ describe('renderAuthFile', () => {
     expect(rendered).not.toContain('allow_responses');
   });
 
-  test('puts controllers, nodes, enrolment users and the operator each in their own account', () => {
+  test('puts controllers and the operator beside JetStream, and nodes and enrolment users each in their own account', () => {
     const operator = { role: 'operator', nkey: createUser().getPublicKey() } as const;
     const rendered = renderAuthFile([controller, alpha, enrolment, operator]);
     const accountOf = (marker: string): string => {
@@ -36,7 +36,9 @@ describe('renderAuthFile', () => {
     expect(accountOf('# controller\n')).toBe('MESH');
     expect(accountOf('# node alpha')).toBe('NODES');
     expect(accountOf(`# enrolment token ${token.token_id}`)).toBe('ENROL');
-    expect(accountOf('# operator\n')).toBe('OPERATOR');
+    expect(accountOf('# operator\n')).toBe('MESH');
+    expect(rendered).not.toContain('OPERATOR');
+    expect(rendered).toContain('publish: { allow: ["mesh.control.>"] }');
     expect(rendered.match(/jetstream: enabled/g)).toHaveLength(1);
     expect(accountOf('jetstream: enabled')).toBe('MESH');
   });

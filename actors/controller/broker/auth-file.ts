@@ -4,10 +4,13 @@ import { writeFileAtomic } from '../../host/store/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
 import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, type SubjectPermissions } from './permissions';
-import { CONTROL_SUBJECTS, DECLARATION_STREAM, NODE_JS_API_PREFIX, enrolmentSubject, enrolmentUserName, nodeSubjectRoot } from '../../shared/bus/subjects';
+import { DECLARATION_STREAM, NODE_JS_API_PREFIX, enrolmentSubject, enrolmentUserName, nodeSubjectRoot } from '../../shared/bus/subjects';
 
 /**
- * The broker's accounts. Subjects and replies never cross an account except through the
+ * The broker's accounts. The operator's CLI is a MESH user with its own narrow permissions (it
+ * publishes `mesh.control.>` only, and no JetStream request of it exists that could aim an
+ * answer): asked in the controller's account, a call with no controller serving gets the
+ * broker's "no responders" at once, where across an import nats-server 2.9 stays silent. Subjects and replies never cross an account except through the
  * exports and imports renderAuthFile writes, so what JetStream or a controller publishes in
  * answer to a request lands in the requester's account, never on a controller's or another
  * account's subject, whatever reply subject the requester chose.
@@ -19,8 +22,6 @@ export const BROKER_ACCOUNTS = {
   nodes: 'NODES',
   /** Every token's one-time enrolment user. */
   enrol: 'ENROL',
-  /** The operator's CLI. */
-  operator: 'OPERATOR',
 } as const;
 
 /** A controller process, by its nkey. Several may exist (one acts, under the lease). */
@@ -73,8 +74,8 @@ export type BrokerUser = ControllerUser | OperatorUser | NodeUser | EnrolmentUse
  *   NODE_JS_API_PREFIX) and acks. JetStream's answers come back mapped into NODES.
  * - NODES → MESH, stream: `mesh.node.>` (reports, heartbeats); each node's permissions keep it
  *   to its own `mesh.node.<node>.>`. The stream carries no reply a controller answers.
- * - ENROL → MESH, service `mesh.enrol.*`; OPERATOR → MESH, service `mesh.control.>`. Both are
- *   imported with `share`, so the controller's responder sees who asked (`Nats-Request-Info`).
+ * - ENROL → MESH, service `mesh.enrol.*`, imported with `share`, so the controller's responder
+ *   sees who asked (`Nats-Request-Info`).
  *
  * Only nats-server 2.9 was tried. A newer one may simplify this (docs/bus-trust.md): if it no
  * longer answers `$JS.API.>` itself in an account without JetStream, the prefix can go; its
@@ -89,19 +90,21 @@ export function renderAuthFile(users: readonly BrokerUser[]): string {
   const operators = users.filter((user): user is OperatorUser => user.role === 'operator').sort((a, b) => compare(a.nkey, b.nkey));
   const nodes = users.filter((user): user is NodeUser => user.role === 'node').sort((a, b) => compare(a.node, b.node));
   const tokens = users.filter((user): user is EnrolmentUser => user.role === 'enrolment').sort((a, b) => compare(a.token_id, b.token_id));
-  const { mesh, nodes: nodesAccount, enrol, operator } = BROKER_ACCOUNTS;
+  const { mesh, nodes: nodesAccount, enrol } = BROKER_ACCOUNTS;
   const consumers = `${DECLARATION_STREAM}.*`;
   const nodeRoot = `${nodeSubjectRoot('*').slice(0, -2)}.>`;
   const enrolments = enrolmentSubject('*');
   return [
     '# The broker\'s accounts and users. mesh-control writes this file whole; edits here are lost.',
     'accounts {',
-    ...account(mesh, 'controllers and JetStream', ['jetstream: enabled'], controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())), [
+    ...account(mesh, 'controllers, the operator\'s CLI and JetStream', ['jetstream: enabled'], [
+      ...controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())),
+      ...operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())),
+    ], [
       `{ service: ${natsString(`$JS.API.CONSUMER.MSG.NEXT.${consumers}`)}, response_type: "stream", accounts: [${natsString(nodesAccount)}] }`,
       `{ service: ${natsString(`$JS.API.CONSUMER.INFO.${consumers}`)}, accounts: [${natsString(nodesAccount)}] }`,
       `{ service: ${natsString(`$JS.ACK.${consumers}.>`)}, accounts: [${natsString(nodesAccount)}] }`,
       `{ service: ${natsString(enrolments)}, accounts: [${natsString(enrol)}] }`,
-      `{ service: ${natsString(CONTROL_SUBJECTS)}, accounts: [${natsString(operator)}] }`,
     ], [
       `{ stream: { account: ${natsString(nodesAccount)}, subject: ${natsString(nodeRoot)} } }`,
     ]),
@@ -117,9 +120,6 @@ export function renderAuthFile(users: readonly BrokerUser[]): string {
       `password: ${natsString(user.password)}`,
     ], enrolmentPermissions(user.token_id))), [], [
       `{ service: { account: ${natsString(mesh)}, subject: ${natsString(enrolments)} }, share: true }`,
-    ]),
-    ...account(operator, 'the operator\'s CLI', [], operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())), [], [
-      `{ service: { account: ${natsString(mesh)}, subject: ${natsString(CONTROL_SUBJECTS)} }, share: true }`,
     ]),
     '}',
     '',

@@ -26,8 +26,9 @@ export interface SubjectPermissions {
 /**
  * The controller, in the controller's account with JetStream: the mesh's own subjects, the
  * JetStream and KV APIs (streams, consumers, acks, flow control, the lease bucket), its own
- * `_INBOX.` replies, and `_R_.>`, the replies nats-server maps back to a requester in another
- * account (a node, an enrolling host, the operator's CLI).
+ * `_INBOX.` replies, the operator's CLI's `_INBOX_operator.` replies (the CLI is a user of the
+ * same account), and `_R_.>`, the replies nats-server maps back to a requester in another
+ * account (a node, an enrolling host).
  *
  * It needs no `allow_responses`: every request from outside its account arrives with a `_R_.`
  * reply. (nats-server 2.9 forgets the replies `allow_responses` grants at every reload, and
@@ -35,7 +36,7 @@ export interface SubjectPermissions {
  */
 export function controllerPermissions(): SubjectPermissions {
   const subjects = ['mesh.>', '$JS.>', '$KV.>', '_INBOX.>'];
-  return { publish: [...subjects, `${MAPPED_REPLY_PREFIX}>`], subscribe: subjects, allow_responses: false };
+  return { publish: [...subjects, `${OPERATOR_INBOX_PREFIX}.>`, `${MAPPED_REPLY_PREFIX}>`], subscribe: subjects, allow_responses: false };
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { Msg, Subscription } from '@nats-io/transport-node';
-import { answerableReply, describeSender, requestSenderOf } from '../../shared/bus/answerable-reply';
-import { BROKER_ACCOUNTS } from '../broker/auth-file';
+import { answerableReply, describeSender, fromOperator, requestSenderOf } from '../../shared/bus/answerable-reply';
 import { ControlReply, ControlRequest } from '../../../schema/control';
 import { CONTROL_SUBJECTS, controlSubject } from '../../shared/bus/subjects';
 import { isOperatorError } from '../../shared/operator-error';
@@ -175,13 +174,14 @@ function respond(ctx: ControllerContext, message: Msg, verb: string, reply: Cont
 }
 
 /**
- * Who called, as the broker stamped the request (Nats-Request-Info): the operator's CLI is the
- * operator's account; a call from the controller's own account carries no stamp.
+ * Who called: the operator's CLI by its inbox prefix (fromOperator), any other call of the
+ * controller's own account (unstamped) a controller, and one from another account as the
+ * broker stamped it (Nats-Request-Info).
  */
 export function callerOf(message: Msg): string {
   const sender = requestSenderOf(message);
-  if (sender === undefined) return 'controller';
-  return sender.account === BROKER_ACCOUNTS.operator ? 'operator' : `${sender.user} (${sender.account})`;
+  if (sender !== undefined) return `${sender.user} (${sender.account})`;
+  return fromOperator(message) ? 'operator' : 'controller';
 }
 
 function readRequest(message: Msg): ControlRequest {

@@ -80,9 +80,9 @@ export class ControllerNotRunning extends OperatorError {
 }
 
 /**
- * No answer came in time. The operator's CLI asks across accounts (docs/bus-trust.md), where
- * nats-server 2.9 sends no "no responders" status, so a controller that is not serving and one
- * that took the call and is slow look alike: the next step covers both.
+ * No answer came in time: a controller took the call and is slow or stuck, or one stopped while
+ * it worked (with none serving at all the broker says so at once: ControllerNotRunning). The
+ * next step covers both, since the call may still have been done.
  */
 export class ControllerDidNotAnswer extends OperatorError {
   constructor(verb: string, timeoutMs: number, dir: string) {
