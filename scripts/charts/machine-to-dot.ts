@@ -1,4 +1,5 @@
 import type { ChartMachine, ChartState, ChartTransition } from './chart-model';
+import { wrapWords } from './wrap-words';
 
 /**
  * Graphviz sizes boxes from the metrics of one named font, and DejaVu Sans is among the widest
@@ -192,18 +193,7 @@ function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Breaks text into lines of at most `width` characters, left-aligned, for an HTML label. */
+/** Text in lines of at most `width` characters, left-aligned, for an HTML label. */
 function wrap(text: string, width: number): string {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line === '' ? word : `${line} ${word}`;
-    }
-  }
-  if (line !== '') lines.push(line);
-  return lines.map((part) => `${escape(part)}<br align="left"/>`).join('');
+  return wrapWords(text, width).map((part) => `${escape(part)}<br align="left"/>`).join('');
 }
