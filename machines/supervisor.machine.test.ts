@@ -7,6 +7,7 @@ function startSlot(overrides: Partial<SupervisorInput> = {}) {
   const child = new FakeChild();
   const input: SupervisorInput = {
     child: 'fetcher',
+    restart: 'permanent',
     maxRestarts: 10,
     windowMs: 60_000,
     backoff: { baseMs: 100, maxMs: 350 },
@@ -140,8 +141,8 @@ describe('supervisorMachine', () => {
     expect(child.incarnations).toHaveLength(1);
   });
 
-  it('ends stopped, without a restart, when the child ends cleanly', async () => {
-    const { actor, clock, child } = startSlot();
+  it('ends stopped, without a restart, when a transient child ends cleanly', async () => {
+    const { actor, clock, child } = startSlot({ restart: 'transient' });
     child.current.finish('done');
     await settle();
     clock.increment(10_000);
@@ -164,7 +165,7 @@ describe('supervisorMachine', () => {
 
   it('fails loudly when no child was provided', async () => {
     const actor = createActor(supervisorMachine, {
-      input: { child: 'nothing', maxRestarts: 0, windowMs: 1, backoff: { baseMs: 1, maxMs: 1 } },
+      input: { child: 'nothing', restart: 'permanent', maxRestarts: 0, windowMs: 1, backoff: { baseMs: 1, maxMs: 1 } },
     });
     actor.start();
     await settle();

@@ -7,12 +7,16 @@ import { assign, fromPromise, setup } from 'xstate';
 // An errored XState actor is never revived, so a restart is a fresh invoke: leaving `running` for
 // `backingOff` stops the dead incarnation, and coming back into `running` invokes a new one.
 //
-// What counts as a failure is decided before the event reaches this machine, by the helper that
-// builds supervisors (actors/shared/supervisor): an error is a failure; a normal exit is a
-// failure for a `permanent` child (it must always run) and for a nested supervisor that gave up;
-// a normal exit of a `transient` child is the end of its work. So here `xstate.error.actor.child`
-// is always a failure and `xstate.done.actor.child` always a clean end, and every branch of the
-// machine is reachable from one initial snapshot.
+// What a normal exit means is the child's restart policy, as in OTP, and it is decided here: a
+// `permanent` child must always run (a daemon, a link), so its normal exit is restarted like a
+// failure, recorded as "exited although it is permanent"; a `transient` child's normal exit is the
+// end of its work (a migration, a one-off sync), and only its failures are restarted. The policy
+// is in the slot's input, so the model's paths are walked once per policy (model-tests/
+// supervisor*.model.test.ts): every branch is reachable from one of the two initial snapshots.
+// One thing is decided before the event reaches this machine, by the helper that builds
+// supervisors (actors/shared/supervisor): a nested supervisor that gave up ends with an
+// escalation report, which the helper turns into an error, so it is a failure under either
+// policy.
 //
 // Time without a clock: the window is measured by the actor system's clock through one named
 // delay per state, never by reading the time. Restarts are counted until the child has stayed up
@@ -24,6 +28,16 @@ import { assign, fromPromise, setup } from 'xstate';
 // backoff, and which of those fires first is not something the machine's graph can say, so its
 // paths could not all be driven; here every state has at most one timer, and the graph is exact.
 
+/**
+ * What a normal exit of a child means. `permanent`: the child must always run, so a normal exit is
+ * a failure and it is restarted. `transient`: a normal exit is the end of its work; only a failure
+ * is restarted.
+ */
+export type RestartPolicy = 'permanent' | 'transient';
+
+/** The failure recorded when a permanent child exits normally. */
+export const PERMANENT_CHILD_EXITED = 'exited although it is permanent';
+
 /** Exponential backoff between restarts: `baseMs`, then doubling, never more than `maxMs`. */
 export interface BackoffPolicy {
   baseMs: number;
@@ -34,6 +48,8 @@ export interface BackoffPolicy {
 export interface SupervisorInput {
   /** The child's name as the operator sees it (the tree, the escalation message). */
   child: string;
+  /** Whether the child's normal exit is restarted (`permanent`) or ends the slot (`transient`). */
+  restart: RestartPolicy;
   /** Restarts allowed within the window; one more escalates. 0 escalates on the first failure. */
   maxRestarts: number;
   /** How long the child must stay up for its earlier restarts to be forgiven. */
@@ -49,6 +65,7 @@ export interface SupervisorInput {
 /** The slot's memory: its limits, and the restarts and error that still count. */
 export interface SupervisorContext {
   child: string;
+  restart: RestartPolicy;
   maxRestarts: number;
   windowMs: number;
   backoff: BackoffPolicy;
@@ -139,6 +156,8 @@ export const supervisorMachine = setup({
     /** One more restart would be more than the window allows. */
     wouldExceedRestartLimit: ({ context }) => context.recentRestarts + 1 > context.maxRestarts,
     hasRecentRestarts: ({ context }) => context.recentRestarts > 0,
+    /** A normal exit is the end of this child's work. */
+    isTransient: ({ context }) => context.restart === 'transient',
   },
   actions: {
     recordError: assign({
@@ -151,6 +170,7 @@ export const supervisorMachine = setup({
   id: 'supervisor',
   context: ({ input }) => ({
     child: input.child,
+    restart: input.restart,
     maxRestarts: input.maxRestarts,
     windowMs: input.windowMs,
     backoff: input.backoff,
@@ -182,8 +202,19 @@ export const supervisorMachine = setup({
             actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countRestart'],
           },
         ],
-        // Only a clean end arrives here (see the note at the top): the child's work is done.
-        onDone: { target: 'stopped' },
+        // A normal exit: the end of a transient child's work, a failure of a permanent one.
+        onDone: [
+          { guard: 'isTransient', target: 'stopped' },
+          {
+            guard: 'wouldExceedRestartLimit',
+            target: 'escalated',
+            actions: { type: 'recordError', params: { error: PERMANENT_CHILD_EXITED } },
+          },
+          {
+            target: 'backingOff',
+            actions: [{ type: 'recordError', params: { error: PERMANENT_CHILD_EXITED } }, 'countRestart'],
+          },
+        ],
       },
       after: {
         restartWindow: { guard: 'hasRecentRestarts', actions: 'forgiveRestarts' },
@@ -209,7 +240,7 @@ export const supervisorMachine = setup({
         windowMs: context.windowMs,
       }),
     },
-    /** The child was stopped on request, or ended its work: nothing runs here any more. */
+    /** The child was stopped on request, or (transient) ended its work: nothing runs here any more. */
     stopped: {
       type: 'final',
       output: ({ context }) => ({ outcome: 'stopped', child: context.child }),

@@ -222,3 +222,71 @@ describe('model harness', () => {
     }
   });
 });
+
+// A door whose one branch depends on its input: locked, a push jams it; unlocked, it opens.
+// No single input reaches both, which is what `inputs` is for.
+const doorMachine = setup({
+  types: { input: {} as { locked: boolean }, context: {} as { locked: boolean }, events: {} as { type: 'push' } },
+  guards: { isLocked: ({ context }) => context.locked },
+}).createMachine({
+  id: 'door',
+  context: ({ input }) => ({ locked: input.locked }),
+  initial: 'closed',
+  states: {
+    closed: { on: { push: [{ guard: 'isLocked', target: 'jammed' }, { target: 'open' }] } },
+    jammed: { type: 'final' },
+    open: { type: 'final' },
+  },
+});
+
+/** The door of the self-test, written by hand. */
+class Door {
+  state: 'closed' | 'jammed' | 'open' = 'closed';
+  constructor(readonly locked: boolean) {}
+  push(): void {
+    this.state = this.locked ? 'jammed' : 'open';
+  }
+}
+
+const doorSpec: ModelSpec<typeof doorMachine, Door> = {
+  machine: doorMachine,
+  coverageFile: false,
+  setup: (input) => new Door(input?.locked ?? false),
+  events: { push: { drive: (door) => door.push() } },
+  states: {
+    closed: (door) => expect(door.state).toBe('closed'),
+    jammed: (door) => expect(door.state).toBe('jammed'),
+    open: (door) => expect(door.state).toBe('open'),
+  },
+};
+
+describe('model harness with several inputs', () => {
+  test('explores from each input, names each path after its input, and counts coverage over all of them', () => {
+    const plan = planModel({ ...doorSpec, inputs: { locked: { locked: true }, unlocked: { locked: false } } });
+    expect(plan.paths.map((path) => path.name).sort()).toEqual(['[locked] closed → push → jammed', '[unlocked] closed → push → open']);
+    expect(coverageProblems(plan.coverage)).toEqual([]);
+    expect(plan.snapshots).toBe(4);
+  });
+
+  test('says which branch one input alone leaves out', () => {
+    const plan = planModel({ ...doorSpec, input: { locked: true } });
+    expect(plan.coverage.transitions.missing).toEqual(['closed: push → open']);
+  });
+
+  test('sets each path\'s system up from the path\'s own input', async () => {
+    const spec = { ...doorSpec, inputs: { locked: { locked: true }, unlocked: { locked: false } } };
+    const given: unknown[] = [];
+    const plan = planModel(spec);
+    for (const path of plan.paths) {
+      await runModelPath({ ...spec, setup: (input) => { given.push(input); return new Door(input?.locked ?? false); } }, path);
+    }
+    expect(given).toEqual(plan.paths.map((path) => path.input));
+    expect(given).toContainEqual({ locked: true });
+    expect(given).toContainEqual({ locked: false });
+  });
+
+  test('refuses a spec with both `input` and `inputs`, or with no inputs at all', () => {
+    expect(() => planModel({ ...doorSpec, input: { locked: true }, inputs: { unlocked: { locked: false } } })).toThrow('model spec door: give `input` or `inputs`, not both');
+    expect(() => planModel({ ...doorSpec, inputs: {} })).toThrow('model spec door: `inputs` is empty');
+  });
+});

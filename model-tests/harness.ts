@@ -30,32 +30,54 @@
  * After the block, the coverage and each path's result go to
  * `.test-results/model-coverage/<name>.json`; `npm run model-tests` prints them as a table.
  *
+ * A machine whose branches depend on its input (a supervisor slot's restart policy) is given
+ * `inputs` by label instead of `input`: it is explored from each, and `setup` gets the path's.
+ *
  * @example
  * ```ts
- * // model-tests/supervisor.model.test.ts
- * import { describeModel, errorEvent } from './harness';
- * import { supervisorMachine } from '../machines/supervisor.machine';
+ * // a shortened model-tests/supervisor.model.test.ts
+ * import { SimulatedClock } from 'xstate';
+ * import { restartDelay, supervisorMachine } from '../machines/supervisor.machine';
+ * import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
+ * import { runRootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
+ * import { supervise } from '../actors/shared/supervisor/supervise';
+ * import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';
+ *
+ * const limits = { child: 'worker', maxRestarts: 2, windowMs: 1_000, backoff: { baseMs: 100, maxMs: 150 } };
  *
  * describeModel({
  *   machine: supervisorMachine,
- *   input: { maxRestarts: 3, windowMs: 60_000 },
- *   setup: async () => FakeTree.start(),          // a fresh real system per path
- *   teardown: (tree) => tree.stop(),
+ *   inputs: { permanent: { ...limits, restart: 'permanent' }, transient: { ...limits, restart: 'transient' } },
+ *   setup(input) {                                  // a fresh real system per path
+ *     const clock = new SimulatedClock();
+ *     const child = new FakeChild();
+ *     const root = runRootSupervisor(
+ *       supervise({ name: 'model', ...limits, children: [{ id: 'worker', logic: child.logic, restart: input!.restart }] }),
+ *       { clock, exit: () => undefined },
+ *     );
+ *     return { clock, child, root };
+ *   },
+ *   teardown: (rig) => { rig.root.actor.stop(); },
  *   events: {
  *     'xstate.error.actor.child': {
- *       samples: { crashed: errorEvent('child', new Error('boom')) },
- *       drive: async (tree, event) => tree.failChild(event.error),
+ *       samples: { refused: errorEvent('child', new Error('connection refused')) },
+ *       drive: async (rig, event) => { rig.child.current.fail(event.error.message); await settle(); },
  *     },
- *     'xstate.after.backoff.supervisor.waiting': {  // no samples: { type } alone
- *       drive: async (tree, _event, step) => tree.clock.increment(step.from.context.backoffMs),
+ *     'xstate.done.actor.child': {
+ *       samples: [doneEvent('child', undefined)],
+ *       drive: async (rig) => { rig.child.current.finish(); await settle(); },
  *     },
- *     'operator.stop': { drive: (tree) => tree.stop() },
+ *     [afterEventType('restartDelay', 'supervisor.backingOff')]: { // no samples: { type } alone
+ *       drive: (rig, _event, step) => rig.clock.increment(restartDelay(limits.backoff, step.from.context.recentRestarts)),
+ *     },
+ *     [afterEventType('restartWindow', 'supervisor.running')]: { drive: (rig) => rig.clock.increment(limits.windowMs) },
+ *     'supervisor.stop': { drive: async (rig) => { rig.root.actor.getSnapshot().children.worker?.send({ type: 'supervisor.stop' }); await settle(); } },
  *   },
  *   states: {
- *     running: async (tree) => expect(await tree.childAlive()).toBe(true),
- *     waiting: async (tree, snapshot) => expect(tree.restarts).toBe(snapshot.context.failures),
- *     escalated: async (tree) => expect(tree.escalations).toHaveLength(1),
- *     stopped: async (tree) => expect(await tree.childAlive()).toBe(false),
+ *     running: (rig) => expect(rig.child.running).toBe(1),
+ *     backingOff: (rig, snapshot) => expect(rig.root.tree().children[0]?.restarts).toBe(snapshot.context.recentRestarts),
+ *     escalated: async (rig) => expect(await rig.root.done).toMatchObject({ outcome: 'escalated' }),
+ *     stopped: (rig) => expect(rig.child.running).toBe(0),
  *   },
  * });
  * ```

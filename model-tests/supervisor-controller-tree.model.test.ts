@@ -4,10 +4,11 @@
  * Each path serves a real controller (`serveController`: bus, store, lease, broker users, every
  * part, status, control) over a real broker and a real PostgreSQL, with the model's limits as the
  * root's limits and a simulated clock as the actor system's clock. One slot of that root is the
- * model's slot: a transient child `worker` put under the root beside the controller's own
- * children, a FakeChild the drivers fail or finish on command. Every child the controller has of
- * its own is permanent, so its clean end reaches its slot as a failure and the machine's
- * `child.done → stopped` could not be walked on any of them; the worker is there to walk it.
+ * model's slot: a child `worker` put under the root beside the controller's own children, a
+ * FakeChild the drivers fail or finish on command (a service of the controller cannot end
+ * cleanly on command: it runs until it fails or is stopped). The paths are walked once with the
+ * worker permanent, as the controller's services are (a clean end is restarted, and escalates like
+ * a failure), and once transient, as the lease is (a clean end ends its slot only).
  *
  * What is real here, and asserted at every state: the root and its limits, the tree as
  * `mesh-control tree` answers it over the bus, the siblings that keep running while the worker
@@ -17,7 +18,8 @@
 import { SimulatedClock } from 'xstate';
 import type { AnyActorRef } from 'xstate';
 import { supervisorMachine } from '../machines/supervisor.machine';
-import type { SupervisorInput } from '../machines/supervisor.machine';
+import { limitText } from '../machines/supervisor.machine';
+import type { RestartPolicy, SupervisorInput } from '../machines/supervisor.machine';
 import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
 import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-tree';
 import { SupervisorEscalated } from '../actors/shared/supervisor/supervisor-escalated';
@@ -29,12 +31,17 @@ import { useTestMesh } from '../actors/controller/serve/testing/use-test-mesh';
 import { describeModel } from './harness';
 import { supervisorSlotEvents } from './rigs/supervisor-slot-events';
 
-const input: SupervisorInput = {
+const input: Omit<SupervisorInput, 'restart'> = {
   child: 'worker',
   maxRestarts: 2,
   windowMs: 1_000,
   // The second restart would wait 200 ms: the cap of 150 ms is on the paths too.
   backoff: { baseMs: 100, maxMs: 150 },
+};
+
+const inputs: Record<RestartPolicy, SupervisorInput> = {
+  permanent: { ...input, restart: 'permanent' },
+  transient: { ...input, restart: 'transient' },
 };
 
 const suite = useTestMesh();
@@ -90,15 +97,20 @@ describeModel({
   machine: supervisorMachine,
   name: 'supervisor on the controller tree',
   coverageFile: '.test-results/model-coverage/supervisor-controller-tree.json',
-  input,
+  inputs,
+  // Every path serves a whole controller: the transition paths (each reachable transition, from
+  // each input) are walked here; the many simple paths run in supervisor.model.test.ts.
+  simplePaths: false,
   timeoutMs: 30_000,
-  async setup(): Promise<Rig> {
+  async setup(given): Promise<Rig> {
+    const restart = given?.restart;
+    if (restart === undefined) throw new Error('every path starts from one of the inputs');
     const clock = new SimulatedClock();
     const child = new FakeChild();
     const serving = await serveController(suite.mesh.dir, {
       clock,
       supervision: { maxRestarts: input.maxRestarts, windowMs: input.windowMs, backoff: input.backoff },
-      extraChildren: [{ id: input.child, logic: child.logic, restart: 'transient' }],
+      extraChildren: [{ id: input.child, logic: child.logic, restart }],
       log: () => undefined,
     });
     const siblings = serving.tree().children.map((node) => node.id).filter((id) => id !== input.child);
@@ -122,7 +134,8 @@ describeModel({
       const ended = await rig.serving.ended;
       expect(ended).toBeInstanceOf(SupervisorEscalated);
       expect((ended as SupervisorEscalated).report).toMatchObject({ child: input.child, error: snapshot.context.lastError });
-      expect(ended.message).toContain('gave up on child "worker"');
+      expect(ended.message).toBe(`supervisor "controller" gave up on child "worker" after ${limitText(input)}; last error: ${JSON.stringify(snapshot.context.lastError)}`);
+      expect(ended.exitCode).toBe(1);
       expect(rig.child.running).toBe(0);
       // The whole controller stopped: no child of the root is alive, and the lease was given back.
       expect(Object.keys(rig.serving.root.actor.getSnapshot().children)).toEqual([]);

@@ -2,20 +2,19 @@
  * The supervisor machine's paths, walked by the real supervision helper.
  *
  * Each path gets a fresh root supervisor from actors/shared/supervisor (`supervise` +
- * `runRootSupervisor`) with one transient child, a FakeChild the drivers fail or finish on
- * command, on a simulated clock, with the process exit replaced by a recorder. The model's slot is
- * the root's slot for that child: drivers make its child fail or end, advance the clock through
- * the backoff and the restart window, and send it `supervisor.stop`; assertions read the live
- * tree (`describeTree`), the fake child's incarnations and the recorded exit.
+ * `runRootSupervisor`) with one child, a FakeChild the drivers fail or finish on command, on a
+ * simulated clock, with the process exit replaced by a recorder. The model's slot is the root's
+ * slot for that child: drivers make its child fail or end, advance the clock through the backoff
+ * and the restart window, and send it `supervisor.stop`; assertions read the live tree
+ * (`describeTree`), the fake child's incarnations and the recorded exit.
  *
- * The child is transient so that its clean end is the machine's `xstate.done.actor.child`; a
- * permanent child's clean end reaches the machine as a failure, which the helper's own tests
- * cover.
+ * The paths are walked once with the child permanent (a clean end is restarted, and escalates
+ * like a failure) and once transient (a clean end ends the slot, and with it the root).
  */
 import { SimulatedClock } from 'xstate';
 import type { AnyActorRef } from 'xstate';
 import { supervisorMachine } from '../machines/supervisor.machine';
-import type { SupervisorInput } from '../machines/supervisor.machine';
+import type { RestartPolicy, SupervisorInput } from '../machines/supervisor.machine';
 import { FakeChild, settle } from '../actors/shared/supervisor/fake-child';
 import { runRootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
 import type { RootOutcome, RootSupervisor } from '../actors/shared/supervisor/run-root-supervisor';
@@ -24,7 +23,7 @@ import type { SupervisionTreeNode } from '../actors/shared/supervisor/describe-t
 import { describeModel } from './harness';
 import { supervisorSlotEvents } from './rigs/supervisor-slot-events';
 
-const input: SupervisorInput = {
+const input: Omit<SupervisorInput, 'restart'> = {
   child: 'worker',
   maxRestarts: 2,
   windowMs: 1_000,
@@ -59,10 +58,17 @@ async function outcomeOf(rig: Rig): Promise<RootOutcome | undefined> {
   return Promise.race([rig.root.done, settle().then(() => undefined)]);
 }
 
+const inputs: Record<RestartPolicy, SupervisorInput> = {
+  permanent: { ...input, restart: 'permanent' },
+  transient: { ...input, restart: 'transient' },
+};
+
 describeModel({
   machine: supervisorMachine,
-  input,
-  setup(): Rig {
+  inputs,
+  setup(given): Rig {
+    const restart = given?.restart;
+    if (restart === undefined) throw new Error('every path starts from one of the inputs');
     const clock = new SimulatedClock();
     const child = new FakeChild();
     const exits: Rig['exits'] = [];
@@ -72,7 +78,7 @@ describeModel({
         maxRestarts: input.maxRestarts,
         windowMs: input.windowMs,
         backoff: input.backoff,
-        children: [{ id: input.child, logic: child.logic, restart: 'transient' }],
+        children: [{ id: input.child, logic: child.logic, restart }],
       }),
       { clock, exit: (code, message) => exits.push({ code, message }) },
     );

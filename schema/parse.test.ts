@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { OperatorError } from '../actors/shared/operator-error';
+import { OperatorError } from './operator-error';
 import { ContractViolation, formatPath, parseContract } from './parse';
 
 const Sample = z.strictObject({

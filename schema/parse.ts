@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { OperatorError } from '../actors/shared/operator-error';
+import { OperatorError } from './operator-error';
 
 /** One problem found in a contract value: where (`declaration.resources[2].mode`) and what. */
 export interface ContractIssue {

@@ -32,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { scriptArguments, wholeNumberOption } from './script-arguments';
 
 const exec = promisify(execFile);
 
@@ -468,37 +469,32 @@ export async function buildHost(options: HostBuildOptions): Promise<HostBuild> {
   return { ...result, ms: performance.now() - started };
 }
 
+const HOST_USAGE = 'build-host [--out DIR] [--system NAME]... [--node SYSTEM=PATH]... [--release N] [--bundle-only]';
+
 /** Reads the command line (see the file's comment). */
 export function parseArguments(argv: readonly string[]): HostBuildOptions {
-  const options: HostBuildOptions = { outDir: path.join(REPOSITORY, 'dist') };
-  const systems: HostSystem[] = [];
-  const nodeFor: Partial<Record<HostSystem, string>> = {};
+  const given = scriptArguments(argv, {
+    out: { type: 'string' },
+    'bundle-only': { type: 'boolean' },
+    release: { type: 'string' },
+    system: { type: 'string', multiple: true },
+    node: { type: 'string', multiple: true },
+  }, HOST_USAGE);
   const isSystem = (value: string): value is HostSystem => (SYSTEMS as readonly string[]).includes(value);
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i] as string;
-    const value = (): string => {
-      const next = argv[i + 1];
-      if (next === undefined) throw new Error(`${arg} needs a value`);
-      i += 1;
-      return next;
-    };
-    if (arg === '--out') options.outDir = path.resolve(value());
-    else if (arg === '--bundle-only') options.bundleOnly = true;
-    else if (arg === '--release') {
-      const release = Number(value());
-      if (!Number.isInteger(release) || release < 1) throw new Error('--release is a whole number, 1 or more');
-      options.release = release;
-    } else if (arg === '--system') {
-      const system = value();
-      if (!isSystem(system)) throw new Error(`--system is one of ${SYSTEMS.join(', ')}, not ${JSON.stringify(system)}`);
-      systems.push(system);
-    } else if (arg === '--node') {
-      const [system, file] = value().split(/=(.*)/s) as [string, string | undefined];
-      if (!isSystem(system) || !file) throw new Error(`--node takes SYSTEM=PATH with SYSTEM one of ${SYSTEMS.join(', ')}`);
-      nodeFor[system] = path.resolve(file);
-    } else throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: build-host [--out DIR] [--system NAME]... [--node SYSTEM=PATH]... [--release N] [--bundle-only]`);
-  }
+  const options: HostBuildOptions = { outDir: path.resolve(given.out ?? path.join(REPOSITORY, 'dist')) };
+  if (given['bundle-only']) options.bundleOnly = true;
+  if (given.release !== undefined) options.release = wholeNumberOption('--release', given.release);
+  const systems = (given.system ?? []).map((system) => {
+    if (!isSystem(system)) throw new Error(`--system is one of ${SYSTEMS.join(', ')}, not ${JSON.stringify(system)}`);
+    return system;
+  });
   if (systems.length > 0) options.systems = systems;
+  const nodeFor: Partial<Record<HostSystem, string>> = {};
+  for (const pair of given.node ?? []) {
+    const [system, file] = pair.split(/=(.*)/s) as [string, string | undefined];
+    if (!isSystem(system) || !file) throw new Error(`--node takes SYSTEM=PATH with SYSTEM one of ${SYSTEMS.join(', ')}, not ${JSON.stringify(pair)}`);
+    nodeFor[system] = path.resolve(file);
+  }
   if (Object.keys(nodeFor).length > 0) options.nodeFor = nodeFor;
   return options;
 }

@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildHost, projectVersion, REPOSITORY, tarballName } from './build-host';
+import { scriptArguments, wholeNumberOption } from './script-arguments';
 
 const exec = promisify(execFile);
 
@@ -212,15 +213,16 @@ async function run(program: string, args: string[], doing: string, cwd?: string,
 
 /** Reads the command line (see the file's comment). */
 export function parseArguments(argv: readonly string[]): { outDir: string; release: number; fast: boolean } {
-  const options = { outDir: path.join(REPOSITORY, 'dist'), release: 1, fast: false };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    if (arg === '--out' && argv[i + 1] !== undefined) options.outDir = path.resolve(argv[(i += 1)] as string);
-    else if (arg === '--release' && /^[1-9][0-9]*$/.test(argv[i + 1] ?? '')) options.release = Number(argv[(i += 1)]);
-    else if (arg === '--fast') options.fast = true;
-    else throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: build-packages [--out DIR] [--release N] [--fast]`);
-  }
-  return options;
+  const given = scriptArguments(argv, {
+    out: { type: 'string' },
+    release: { type: 'string' },
+    fast: { type: 'boolean' },
+  }, 'build-packages [--out DIR] [--release N] [--fast]');
+  return {
+    outDir: path.resolve(given.out ?? path.join(REPOSITORY, 'dist')),
+    release: given.release === undefined ? 1 : wholeNumberOption('--release', given.release),
+    fast: given.fast ?? false,
+  };
 }
 
 async function main(): Promise<void> {

@@ -7,9 +7,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { compareCharts, drawCharts, REPOSITORY_ROOT } from './charts/draw-charts';
+import { scriptArguments } from './script-arguments';
 
 async function main(): Promise<number> {
-  const check = process.argv.slice(2).includes('--check');
+  const check = scriptArguments(process.argv.slice(2), { check: { type: 'boolean' } }, 'npm run charts [-- --check]').check ?? false;
   const { files, failures } = await drawCharts({ root: REPOSITORY_ROOT });
   for (const failure of failures) process.stderr.write(`error: ${failure.source}: ${failure.error}\n`);
   const { missing, stale, extra } = compareCharts(REPOSITORY_ROOT, files);

@@ -38,9 +38,13 @@ export interface CoverageSubject {
   states: Readonly<Record<string, unknown>>;
 }
 
-/** A path as coverage needs it: the events in order (an `xstate.init` first step is skipped). */
+/**
+ * A path as coverage needs it: the events in order (an `xstate.init` first step is skipped), and
+ * the input it starts from when that is not the subject's.
+ */
 export interface PathEvents {
   steps: ReadonlyArray<{ event: EventObject }>;
+  input?: unknown;
 }
 
 /**
@@ -54,7 +58,7 @@ export function measureCoverage(subject: CoverageSubject, paths: readonly PathEv
   const reachedTransitions = new Set<string>();
   for (const path of paths) {
     const events = path.steps.map((step) => step.event).filter((event) => event.type !== 'xstate.init');
-    const trace = replayPath(machine, subject.input, events);
+    const trace = replayPath(machine, 'input' in path ? path.input : subject.input, events);
     for (const node of trace.nodes) reachedStates.add(stateKey(node));
     for (const transition of trace.transitions) reachedTransitions.add(transitionKey(transition));
   }

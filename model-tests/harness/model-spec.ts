@@ -12,8 +12,18 @@ export interface ModelSpec<TMachine extends AnyStateMachine, TSystem> {
   name?: string;
   /** Input for the machine's initial snapshot (the real system is set up to match it). */
   input?: InputFrom<TMachine>;
-  /** A fresh real system, in the machine's initial state. Called once per path. */
-  setup(): TSystem | Promise<TSystem>;
+  /**
+   * Several inputs, by label, for a machine whose branches depend on its input (a supervisor
+   * slot's restart policy): the machine is explored from each, each path is named after its
+   * input (`[permanent] running → …`), and coverage counts the paths of all of them together.
+   * Give `input` or `inputs`, not both.
+   */
+  inputs?: Readonly<Record<string, InputFrom<TMachine>>>;
+  /**
+   * A fresh real system, in the machine's initial state. Called once per path, with the input
+   * the path starts from (`input`, or the path's entry of `inputs`).
+   */
+  setup(input: InputFrom<TMachine> | undefined): TSystem | Promise<TSystem>;
   /** Releases what `setup` made (temp dirs, processes, actors). Runs even when a path fails. */
   teardown?(system: TSystem): void | Promise<void>;
   /**

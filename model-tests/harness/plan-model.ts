@@ -14,6 +14,8 @@ export interface ModelPath<TMachine extends AnyStateMachine> {
   name: string;
   /** `transition`: the shortest way to a snapshot plus one transition from it; `simple`: a simple path. */
   kind: 'transition' | 'simple' | 'initial';
+  /** The input the path starts from: the spec's `input`, or its entry of `inputs`. */
+  input: unknown;
   /** The first step is `xstate.init` into the initial snapshot; each later one an event and where it leads. */
   steps: Array<ModelPathStep<TMachine>>;
 }
@@ -29,7 +31,7 @@ export interface ModelPathStep<TMachine extends AnyStateMachine> {
 export interface ModelPlan<TMachine extends AnyStateMachine> {
   name: string;
   paths: Array<ModelPath<TMachine>>;
-  /** Distinct snapshots (per `serializeState`) reachable with the spec's samples. */
+  /** Distinct snapshots (per `serializeState`) reachable with the spec's samples, from every input. */
   snapshots: number;
   /** Paths kept of each kind, after dropping any path that is the start of a longer one. */
   transitionPaths: number;
@@ -53,14 +55,55 @@ const DEFAULT_MAX_SIMPLE_SNAPSHOTS = 40;
  * every state it does.
  */
 export function planModel<TMachine extends AnyStateMachine, TSystem>(spec: ModelSpec<TMachine, TSystem>): ModelPlan<TMachine> {
-  const { machine } = spec;
-  const name = spec.name ?? machine.id;
+  const name = spec.name ?? spec.machine.id;
   const samples = collectSamples(spec.events);
+  const explored = startsOf(spec, name).map((start) => planFrom(spec, name, samples, start));
+
+  const paths = explored.flatMap((plan) => plan.paths);
+  paths.sort((a, b) => a.steps.length - b.steps.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  uniqueNames(paths);
+
+  const found = explored.map((plan) => plan.simplePathsFound);
+  return {
+    name,
+    paths,
+    snapshots: explored.reduce((sum, plan) => sum + plan.snapshots, 0),
+    transitionPaths: paths.filter((path) => path.kind === 'transition').length,
+    simplePaths: paths.filter((path) => path.kind === 'simple').length,
+    simplePathsFound: found.some((count) => count === null) ? null : found.reduce<number>((sum, count) => sum + (count ?? 0), 0),
+    simplePathsNote: explored.map((plan) => plan.simplePathsNote).filter((note) => note !== '').join('; '),
+    coverage: measureCoverage({ ...spec, name, events: spec.events, states: spec.states }, paths),
+  };
+}
+
+/** Where exploring starts: the spec's one input, or each of its labelled `inputs`. */
+interface Start {
+  /** Prefixes the path names (`[permanent] `); empty for a spec with one input. */
+  label: string;
+  input: unknown;
+}
+
+function startsOf(spec: { input?: unknown; inputs?: Readonly<Record<string, unknown>> }, name: string): Start[] {
+  if (spec.inputs === undefined) return [{ label: '', input: spec.input }];
+  if (spec.input !== undefined) throw new Error(`model spec ${name}: give \`input\` or \`inputs\`, not both`);
+  const starts = Object.entries(spec.inputs).map(([label, input]) => ({ label, input }));
+  if (starts.length === 0) throw new Error(`model spec ${name}: \`inputs\` is empty; give at least one, or use \`input\``);
+  return starts;
+}
+
+/** The paths from one start, chosen as `planModel` says; names carry the start's label. */
+function planFrom<TMachine extends AnyStateMachine, TSystem>(
+  spec: ModelSpec<TMachine, TSystem>,
+  name: string,
+  samples: Samples,
+  start: Start,
+): { paths: Array<ModelPath<TMachine>>; snapshots: number; simplePathsFound: number | null; simplePathsNote: string } {
+  const { machine } = spec;
   const serializeState = (snapshot: AnyMachineSnapshot): string =>
     spec.serializeState ? spec.serializeState(snapshot as SnapshotFrom<TMachine>) : serializeSnapshot(snapshot);
   const limit = spec.traversalLimit ?? DEFAULT_TRAVERSAL_LIMIT;
   const traversal = {
-    input: spec.input,
+    input: start.input,
     events: (snapshot: AnyMachineSnapshot) => activeEventTypes(snapshot).flatMap((type) => samples.byType.get(type) ?? []),
     serializeState,
     serializeEvent: samples.serialize,
@@ -70,13 +113,13 @@ export function planModel<TMachine extends AnyStateMachine, TSystem>(spec: Model
   // Paths are rebuilt by replaying their events, so every step's snapshot is exactly what the
   // machine gives for that sequence, even when `serializeState` merges snapshots that differ.
   const pathOf = (events: EventObject[], kind: ModelPath<TMachine>['kind']): ModelPath<TMachine> => {
-    const { snapshots } = replayPath(machine, spec.input, events);
+    const { snapshots } = replayPath(machine, start.input, events);
     const steps: Array<ModelPathStep<TMachine>> = snapshots.map((snapshot, index) => ({
       event: index === 0 ? { type: 'xstate.init' } : events[index - 1],
       label: index === 0 ? '' : samples.label(events[index - 1]),
       snapshot: snapshot as SnapshotFrom<TMachine>,
     }));
-    return { name: pathName(steps), kind, steps };
+    return { name: `${start.label === '' ? '' : `[${start.label}] `}${pathName(steps)}`, kind, input: start.input, steps };
   };
   const eventsOf = (statePath: StatePath<AnyMachineSnapshot, EventObject>): EventObject[] =>
     statePath.steps.slice(1).map((step) => step.event);
@@ -110,19 +153,8 @@ export function planModel<TMachine extends AnyStateMachine, TSystem>(spec: Model
 
   let paths = dropPrefixes([...transitionPaths, ...simple.paths], samples.serialize);
   if (paths.length === 0) paths = [...shortest.values()].slice(0, 1).map((path) => ({ ...path, kind: 'initial' as const }));
-  paths.sort((a, b) => a.steps.length - b.steps.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  uniqueNames(paths);
-
-  return {
-    name,
-    paths,
-    snapshots,
-    transitionPaths: paths.filter((path) => path.kind === 'transition').length,
-    simplePaths: paths.filter((path) => path.kind === 'simple').length,
-    simplePathsFound: simple.found,
-    simplePathsNote: simple.note,
-    coverage: measureCoverage({ ...spec, name, events: spec.events, states: spec.states }, paths),
-  };
+  const note = simple.note !== '' && start.label !== '' ? `${start.label}: ${simple.note}` : simple.note;
+  return { paths, snapshots, simplePathsFound: simple.found, simplePathsNote: note };
 }
 
 interface Samples {

@@ -1,10 +1,10 @@
-import type { AnyMachineSnapshot, AnyStateMachine, SnapshotFrom } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, InputFrom, SnapshotFrom } from 'xstate';
 import { stateKey } from './machine-parts';
 import type { ModelSpec } from './model-spec';
 import type { ModelPath } from './plan-model';
 
 /**
- * Runs one path against a fresh real system: sets it up, checks it is in the initial state,
+ * Runs one path against a fresh real system: sets it up from the path's input, checks it is in the initial state,
  * then for each step drives the event and checks every state the model says it is now in
  * (outermost first). Tears the system down whatever happens. A failure names the step, the
  * event and the state, and keeps the driver's or assertion's error as its cause.
@@ -13,7 +13,7 @@ export async function runModelPath<TMachine extends AnyStateMachine, TSystem>(
   spec: ModelSpec<TMachine, TSystem>,
   path: ModelPath<TMachine>,
 ): Promise<void> {
-  const system = await spec.setup();
+  const system = await spec.setup(path.input as InputFrom<TMachine> | undefined);
   try {
     for (const [index, step] of path.steps.entries()) {
       if (index > 0) {

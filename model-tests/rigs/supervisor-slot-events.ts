@@ -30,8 +30,8 @@ export interface SlotAccess<TRig extends SlotRig> {
 
 type Step = ModelTransition<typeof supervisorMachine>;
 
-/** The event entries of a supervisor model spec, for a slot started with `input`. */
-export function supervisorSlotEvents<TRig extends SlotRig>(input: SupervisorInput, access: SlotAccess<TRig>) {
+/** The event entries of a supervisor model spec, for a slot started with `input`'s limits. */
+export function supervisorSlotEvents<TRig extends SlotRig>(input: Pick<SupervisorInput, 'backoff' | 'windowMs'>, access: SlotAccess<TRig>) {
   return {
     'xstate.error.actor.child': {
       samples: { 'connection refused': errorEvent('child', new Error('connection refused')) },
@@ -40,6 +40,7 @@ export function supervisorSlotEvents<TRig extends SlotRig>(input: SupervisorInpu
         await settle();
       },
     },
+    // A normal exit: the end of a transient child's work, restarted for a permanent one.
     'xstate.done.actor.child': {
       samples: [doneEvent('child', undefined)],
       async drive(rig: TRig) {

@@ -42,11 +42,54 @@ describe('state chart as DOT', () => {
     expect(clusterBody(dot, 'lifecycle.enrolled')).toContain('    "lifecycle.enrolled.__start" -> "lifecycle.enrolled.operating" [arrowsize=0.6];');
   });
 
+  describe('a compound state\'s transitions', () => {
+    // A door that opens into a hall with two rooms: `hall` is left and entered as a whole, and a
+    // room leads back to the hall's own initial state.
+    const house = setup({}).createMachine({
+      id: 'house',
+      initial: 'outside',
+      states: {
+        outside: { on: { 'door.opened': 'hall' } },
+        hall: {
+          initial: 'lobby',
+          on: { 'alarm.rang': 'outside', 'guide.called': '.study' },
+          states: { lobby: { on: { 'stairs.climbed': 'study' } }, study: { on: { 'bell.rang': '#house.hall' } } },
+        },
+      },
+    });
+    const drawn = machineToDot(chartModel(house));
+    const edgesFrom = (id: string): string[] => drawn.split('\n').filter((line) => line.trim().startsWith(`"${id}" ->`));
+
+    test('leave and reach the state\'s border, clipped to its cluster, not its start dot', () => {
+      expect(drawn).toMatch(/"house\.hall\.__border" -> "house\.outside" \[label=<alarm\.rang>, ltail="cluster_house\.hall"\]/);
+      expect(drawn).toMatch(/"house\.outside" -> "house\.hall\.__border" \[label=<door\.opened>, lhead="cluster_house\.hall"\]/);
+      expect(clusterBody(drawn, 'house.hall')).toContain('    "house.hall.__border" [shape=point, style=invis, width=0.01, height=0.01];');
+    });
+
+    test('leave the start dot only for the initial state; one to the state\'s own child is listed inside it', () => {
+      expect(edgesFrom('house.hall.__start')).toEqual(['    "house.hall.__start" -> "house.hall.lobby" [arrowsize=0.6];']);
+      expect(clusterBody(drawn, 'house.hall').find((line) => line.trim().startsWith('label=<'))).toMatch(/↻ guide\.called → study<\/font>/);
+      expect(drawn).not.toMatch(/-> "house\.hall\.study" \[label=<guide\.called>/);
+    });
+
+    test('from a state inside, reach the start dot: the state is entered at its initial state', () => {
+      expect(drawn).toContain('"house.hall.study" -> "house.hall.__start" [label=<bell.rang>];');
+    });
+
+    test('in the drawn SVG, only the initial arrow leaves the start dot', async () => {
+      const svg = await renderSvg(drawn);
+      const titles = [...svg.matchAll(/<g id="edge\d+" class="edge">\s*<title>([^<]*)<\/title>/g)].map((match) => match[1]!.replace('&#45;&gt;', '->'));
+      expect(titles.filter((title) => title.startsWith('house.hall.__start->'))).toEqual(['house.hall.__start->house.hall.lobby']);
+      expect(titles).toContain('house.hall.__border->house.outside');
+      expect(titles).toContain('house.outside->house.hall.__border');
+    });
+  });
+
   test('labels guards, delays, invoke outcomes and actions on the edges', () => {
     expect(dot).toMatch(/"lifecycle\.disconnected" -> "lifecycle\.enrolled\.releasing" \[label=<link\.restored<br\/><font color="#2b6cb0">\[holdsFinalDeclaration\]<\/font>/);
     expect(dot).toMatch(/"lifecycle\.enrolled\.releasing" -> "lifecycle\.enrolled\.retrying" \[label=<release\.error<br\/>.*recordReleaseFailure/);
     expect(dot).toMatch(/"lifecycle\.enrolled\.retrying" -> "lifecycle\.enrolled\.releasing" \[label=<after releaseRetryDelay \(10 min\)>, style=dashed\]/);
-    expect(dot).toMatch(/"lifecycle\.enrolling" -> "lifecycle\.enrolled\.__start" \[label=<enrol\.done<br\/>.*adoptIdentity.*lhead="cluster_lifecycle\.enrolled"/);
+    expect(dot).toMatch(/"lifecycle\.enrolling" -> "lifecycle\.enrolled\.__border" \[label=<enrol\.done<br\/>.*adoptIdentity.*lhead="cluster_lifecycle\.enrolled"/);
   });
 
   test('shows invoke ids and descriptions inside the states', () => {

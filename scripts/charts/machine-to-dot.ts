@@ -1,4 +1,5 @@
 import type { ChartMachine, ChartState, ChartTransition } from './chart-model';
+import { wrapWords } from './wrap-words';
 
 /**
  * Graphviz sizes boxes from the metrics of one named font, and DejaVu Sans is among the widest
@@ -13,7 +14,9 @@ export const CHART_FONT = 'DejaVu Sans';
  * with a double border, each state's description and invoked actors inside it, and on every
  * edge the event, its guard in brackets and its actions. Outcomes of invoked actors are green
  * (done) or red (error), delays dashed; transitions that stay in their state are listed inside
- * it (↻) rather than drawn as loops, whose labels Graphviz piles on top of each other. A
+ * it (↻) rather than drawn as loops, whose labels Graphviz piles on top of each other, and so
+ * are a compound state's transitions to its own descendants (with where they go). Edges leave
+ * and reach a compound state at its border; its start dot points only at its initial state. A
  * legend under the title explains what the chart uses. The same model gives the same bytes.
  */
 export function machineToDot(model: ChartMachine): string {
@@ -21,7 +24,10 @@ export function machineToDot(model: ChartMachine): string {
   const selfTransitions = new Map<string, ChartTransition[]>();
   const edges: ChartTransition[] = [];
   for (const transition of model.transitions) {
-    if (transition.source === transition.target && transition.source !== model.root.id) {
+    // A state's transition to one of its own descendants never crosses its border, so it has no
+    // border to leave from: it is listed inside the state, with where it goes, as one that stays.
+    const inward = transition.source !== model.root.id && transition.target !== transition.source && isWithin(transition.target, transition.source);
+    if ((transition.source === transition.target && transition.source !== model.root.id) || inward) {
       selfTransitions.set(transition.source, [...(selfTransitions.get(transition.source) ?? []), transition]);
     } else {
       edges.push(transition);
@@ -86,6 +92,9 @@ function drawChildren(parent: ChartState, lines: string[], indent: string, selfT
     const inner = `${indent}  `;
     lines.push(`${inner}label=<${label}>;`);
     lines.push(`${inner}style="rounded,filled${child.kind === 'parallel' ? ',dashed' : ''}"; fillcolor="#f4f7fb"; color="#2d3748"; penwidth=1.2; labeljust=l; margin=14;`);
+    // Where the state's own edges start and end, clipped to its border (see edge()). A parallel
+    // state's invisible start point serves for it.
+    if (child.kind === 'compound') lines.push(`${inner}${quote(borderIdOf(child.id))} [shape=point, style=invis, width=0.01, height=0.01];`);
     drawChildren(child, lines, inner, selfTransitions);
     lines.push(`${indent}}`);
   }
@@ -125,17 +134,22 @@ function edge(group: ChartTransition[], states: Map<string, StateIndexEntry>, ro
   let from = transition.source;
   let to = transition.target;
   // Graphviz draws edges between nodes, not clusters: a compound state's edges start or end at
-  // its start dot, clipped to the cluster's border, unless one end lies inside the other. The
-  // machine's own transitions are taken in any state, and are drawn from a node saying so.
+  // an invisible node inside it and are clipped to the cluster's border, so they leave and reach
+  // the state's border rather than its start dot, which only points at the initial state. When
+  // a state inside the compound state targets the state itself, it enters its initial state:
+  // that edge ends at the start dot. (A compound state's transitions to its own descendants are
+  // listed inside it, not drawn: see machineToDot.)
+  // The machine's own transitions are taken in any state, and are drawn from a node saying so.
   if (transition.source === rootId) {
     from = anyId(rootId);
   } else if (source && source.hasChildren) {
-    from = startIdOf(transition.source);
-    if (!isWithin(transition.target, transition.source)) attributes.push(`ltail=${quote(`cluster_${transition.source}`)}`);
+    from = borderOf(transition.source, source);
+    attributes.push(`ltail=${quote(`cluster_${transition.source}`)}`);
   }
   if (target && target.hasChildren && transition.target !== rootId) {
-    to = startIdOf(transition.target);
-    if (!isWithin(transition.source, transition.target)) attributes.push(`lhead=${quote(`cluster_${transition.target}`)}`);
+    const crosses = !isWithin(transition.source, transition.target);
+    to = crosses ? borderOf(transition.target, target) : startIdOf(transition.target);
+    if (crosses) attributes.push(`lhead=${quote(`cluster_${transition.target}`)}`);
   }
   if (transition.kind === 'done' || transition.kind === 'error') {
     attributes.push(`color="${COLOURS[transition.kind]}"`, `fontcolor="${COLOURS[transition.kind]}"`);
@@ -154,18 +168,22 @@ function edgeLabel(transition: ChartTransition): string {
 function inlineLabel(transition: ChartTransition): string {
   const guard = transition.guard ? ` <font color="#2b6cb0">[${escape(transition.guard)}]</font>` : '';
   const actions = transition.actions.length > 0 ? ` <font color="#718096">/ ${escape(transition.actions.join(', '))}</font>` : '';
+  if (transition.target !== transition.source) {
+    return `${escape(transition.event)}${guard}${actions} → ${escape(transition.target.slice(transition.source.length + 1))}`;
+  }
   const reenters = transition.stays ? '' : ' <font color="#718096">(re-enters)</font>';
   return `${escape(transition.event)}${guard}${actions}${reenters}`;
 }
 
 interface StateIndexEntry {
   hasChildren: boolean;
+  parallel: boolean;
 }
 
 function indexStates(root: ChartState): Map<string, StateIndexEntry> {
   const index = new Map<string, StateIndexEntry>();
   const visit = (state: ChartState): void => {
-    index.set(state.id, { hasChildren: state.children.length > 0 });
+    index.set(state.id, { hasChildren: state.children.length > 0, parallel: state.kind === 'parallel' });
     state.children.forEach(visit);
   };
   visit(root);
@@ -184,6 +202,14 @@ function startIdOf(id: string): string {
   return `${id}.__start`;
 }
 
+function borderIdOf(id: string): string {
+  return `${id}.__border`;
+}
+
+function borderOf(id: string, state: StateIndexEntry): string {
+  return state.parallel ? startIdOf(id) : borderIdOf(id);
+}
+
 function quote(id: string): string {
   return `"${id.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
@@ -192,18 +218,7 @@ function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Breaks text into lines of at most `width` characters, left-aligned, for an HTML label. */
+/** Text in lines of at most `width` characters, left-aligned, for an HTML label. */
 function wrap(text: string, width: number): string {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line === '' ? word : `${line} ${word}`;
-    }
-  }
-  if (line !== '') lines.push(line);
-  return lines.map((part) => `${escape(part)}<br align="left"/>`).join('');
+  return wrapWords(text, width).map((part) => `${escape(part)}<br align="left"/>`).join('');
 }

@@ -1,4 +1,5 @@
 import type { ChartMachine, ChartState, ChartTransition } from './chart-model';
+import { wrapWords } from './wrap-words';
 
 /**
  * Writes a chart model as a Mermaid `stateDiagram-v2`, the form GitHub draws inline in
@@ -51,7 +52,8 @@ function writeBlock(
     for (const invoke of child.invokes) lines.push(`${indent}${id} : invokes ${text(invoke)}`);
     // Mermaid gives a composite state no room for a description; the SVG chart shows it.
     if (child.description && child.children.length === 0) {
-      for (const line of wrap(text(child.description), 40)) lines.push(`${indent}${id} : ${line}`);
+      // One description line per chunk: Mermaid draws each on its own line and never wraps them.
+      for (const line of wrapWords(text(child.description), 40)) lines.push(`${indent}${id} : ${line}`);
     }
     if (child.kind === 'final') lines.push(`${indent}${id} --> [*]`);
   });
@@ -87,18 +89,3 @@ function text(value: string): string {
   return value.replace(/\s*:\s*/g, ' — ').replace(/;/g, ',').replace(/\s+/g, ' ').trim();
 }
 
-// One description line per chunk: Mermaid draws each on its own line and never wraps them.
-function wrap(value: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of value.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line === '' ? word : `${line} ${word}`;
-    }
-  }
-  if (line !== '') lines.push(line);
-  return lines;
-}

@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { DEFAULT_BROKER_URL, DEFAULT_OVERLAY_CIDR, initMesh, type InitMeshResult } from '../config/init-mesh';
-import { formatTable } from '../../host/profile/format-table';
+import { formatTable } from '../../shared/cli/format-table';
 import { ControllerCommand } from './controller-command';
 
 /** `mesh-control init`: makes a new mesh in a directory. */

@@ -1,5 +1,5 @@
 import { ControllerConfig } from '../../../schema/controller-config';
-import { writeFileAtomic } from '../../host/store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { meshDirLayout } from './mesh-dir-layout';
 
 /**

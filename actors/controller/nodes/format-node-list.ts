@@ -1,4 +1,4 @@
-import { formatTable } from '../../host/profile/format-table';
+import { formatTable } from '../../shared/cli/format-table';
 import type { NodeListing } from './list-nodes';
 
 /** The node list as a table for a terminal, or a line saying how to get a first node. */

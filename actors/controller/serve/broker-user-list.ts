@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../../host/store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { renderAuthFile, type BrokerUser } from '../broker/auth-file';
 import { brokerPaths } from '../broker/broker-paths';
 

@@ -1,7 +1,7 @@
 import type { ResourceResult } from '../../../schema/report';
 import type { PassPlan } from '../reconcile/plan-pass';
 import type { PassReport } from '../reconcile/reconcile-pass';
-import { formatTable } from '../profile/format-table';
+import { formatTable } from '../../shared/cli/format-table';
 
 /** A pass as a person reads it: one line per resource, then the counts. */
 export function formatPass(report: PassReport): string {

@@ -1,32 +1,28 @@
 import path from 'node:path';
 import { Option } from 'clipanion';
-import { MeshCommand, type CommandResult } from '../../shared/cli/mesh-command';
+import type { CommandResult } from '../../shared/cli/mesh-command';
 import type { CommandRunner } from '../../shared/process/command-runner';
 import type { HostState } from '../../../schema/host-state';
 import type { ApplyContext } from '../appliers/applier';
 import type { HostContext } from '../host-context';
 import type { ApplierSet } from '../reconcile/applier-set';
 import { DEFAULT_SETTINGS, type HostSettings } from '../host-settings';
-import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
 import type { NodeSetup } from '../run/run-host';
+import { MachineCommand } from './machine-command';
 
 /**
- * The base of the verbs that work on this machine's store: `--root` and `--state-dir`, and
- * opening the host (store locked, appliers chosen from the machine's profile).
+ * The base of the verbs that work on this machine's store: `--root` (MachineCommand) and
+ * `--state-dir`, and opening the host (store locked, appliers chosen from the machine's profile).
  */
-export abstract class HostCommand extends MeshCommand {
-  root = Option.String('--root', '/', {
-    description: 'Treat this directory as the machine: every declared path resolves under it (default /)',
-  });
-
+export abstract class HostCommand extends MachineCommand {
   stateDir = Option.String('--state-dir', {
     description: 'Where the host keeps state.json (default /var/lib/mesh-host, or <root>/var/lib/mesh-host with --root)',
   });
 
   /** The settings these options name. */
   async settings(): Promise<HostSettings> {
-    const root = await requireRootDirectory(this.root);
+    const root = await this.rootDirectory();
     const stateDir = this.stateDir !== undefined
       ? path.resolve(this.stateDir)
       : root === '/' ? DEFAULT_SETTINGS.stateDir : path.join(root, DEFAULT_SETTINGS.stateDir);

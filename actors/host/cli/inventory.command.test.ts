@@ -80,7 +80,7 @@ describe('nox-mesh-host inventory', () => {
   test('describes each option under --help', async () => {
     const { code, stdout } = await runVerb([InventoryCommand], ['inventory', '--help']);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/--root .*Read the machine whose root directory is at this path/);
+    expect(stdout).toMatch(/--root .*Treat this directory as the machine/);
     expect(stdout).toMatch(/--json .*Print one JSON document instead of text/);
   });
 });

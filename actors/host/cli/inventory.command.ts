@@ -1,16 +1,16 @@
-import { Command, Option } from 'clipanion';
-import { MeshCommand, type CommandResult } from '../../shared/cli/mesh-command';
+import { Command } from 'clipanion';
+import type { CommandResult } from '../../shared/cli/mesh-command';
 import { collectInventory } from '../profile/detect-inventory';
 import { detectProfile } from '../profile/detect-profile';
 import { formatInventory } from '../profile/format-inventory';
-import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
+import { MachineCommand } from './machine-command';
 
 /**
  * `nox-mesh-host inventory`: what this machine already has (installed packages, services,
  * containers). The same value the host reports at enrolment; adoption compares against it.
  */
-export class InventoryCommand extends MeshCommand {
+export class InventoryCommand extends MachineCommand {
   static override paths = [['inventory']];
   static override usage = Command.Usage({
     description: 'Print what this machine already has: installed packages, services and containers',
@@ -27,12 +27,8 @@ export class InventoryCommand extends MeshCommand {
     ],
   });
 
-  root = Option.String('--root', '/', {
-    description: 'Read the machine whose root directory is at this path (a mounted disk or image) instead of this one; default /',
-  });
-
   async run(): Promise<CommandResult> {
-    const root = await requireRootDirectory(this.root);
+    const root = await this.rootDirectory();
     const runner = runnerFrom(this.context);
     const profile = await detectProfile({ root, runner });
     const { inventory, gaps } = await collectInventory({ root, runner, profile });

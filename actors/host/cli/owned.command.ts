@@ -1,7 +1,7 @@
 import { Command } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { HostStore } from '../store/host-store';
-import { formatTable } from '../profile/format-table';
+import { formatTable } from '../../shared/cli/format-table';
 import { HostCommand } from './host-command';
 
 /** `nox-mesh-host owned`: what the host thinks it owns (rescue: "what do you think you own?"). */

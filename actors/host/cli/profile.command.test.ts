@@ -82,7 +82,7 @@ describe('nox-mesh-host profile', () => {
     const { code, stdout } = await runVerb([ProfileCommand], ['profile', '--help']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/Print what this machine can do/);
-    expect(stdout).toMatch(/--root .*Read the machine whose root directory is at this path/);
+    expect(stdout).toMatch(/--root .*Treat this directory as the machine/);
     expect(stdout).toMatch(/--json .*Print one JSON document instead of text/);
   });
 });

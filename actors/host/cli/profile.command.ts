@@ -1,16 +1,16 @@
-import { Command, Option } from 'clipanion';
-import { MeshCommand, type CommandResult } from '../../shared/cli/mesh-command';
+import { Command } from 'clipanion';
+import type { CommandResult } from '../../shared/cli/mesh-command';
 import { detectProfile } from '../profile/detect-profile';
 import { formatProfile } from '../profile/format-profile';
-import { requireRootDirectory } from '../profile/root-directory';
 import { runnerFrom } from '../profile/runner-context';
+import { MachineCommand } from './machine-command';
 
 /**
  * `nox-mesh-host profile`: what this machine can do (os, architecture, init, package manager,
  * container runtime, desktop, host kind). The same value the host reports at enrolment, which
  * the controller decides from.
  */
-export class ProfileCommand extends MeshCommand {
+export class ProfileCommand extends MachineCommand {
   static override paths = [['profile']];
   static override usage = Command.Usage({
     description: 'Print what this machine can do: the profile the controller decides from',
@@ -26,12 +26,8 @@ export class ProfileCommand extends MeshCommand {
     ],
   });
 
-  root = Option.String('--root', '/', {
-    description: 'Read the machine whose root directory is at this path (a mounted disk or image) instead of this one; default /',
-  });
-
   async run(): Promise<CommandResult> {
-    const root = await requireRootDirectory(this.root);
+    const root = await this.rootDirectory();
     const profile = await detectProfile({ root, runner: runnerFrom(this.context) });
     return { text: formatProfile(profile), json: profile };
   }

@@ -4,7 +4,7 @@ import { decodeBase64, encodeBase64 } from '../../shared/crypto/base64';
 import { publicKeyOf, type NodeIdentity } from '../../shared/crypto/keys';
 import { generateNodeIdentity, nkeyPublicOf } from '../../shared/crypto/nkey';
 import { x25519PublicKey } from '../../shared/crypto/x25519';
-import { writeFileAtomic } from '../store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { generateWireGuardKeyPair, type WireGuardKeyPair } from './wireguard-key';
 
 /** The file in the state directory holding the keys of an enrolment not yet finished. 0600. */

@@ -1,4 +1,5 @@
 import { OperatorError } from '../../shared/operator-error';
+import { messageOf } from '../../shared/message-of';
 
 /**
  * The host could not write the launcher's files in its state directory. Until it can, the
@@ -12,8 +13,4 @@ export class LaunchStateUnwritable extends OperatorError {
       cause,
     });
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

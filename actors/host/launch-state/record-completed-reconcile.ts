@@ -1,5 +1,5 @@
 import * as fs from '../../shared/fs/promised-fs';
-import { writeFileAtomic } from '../store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { launchFilesOf } from './launch-files';
 import { LaunchStateUnwritable } from './launch-state-errors';
 import { runningPackageVersion } from './running-package-version';

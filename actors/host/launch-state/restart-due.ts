@@ -1,6 +1,6 @@
 import path from 'node:path';
 import * as fs from '../../shared/fs/promised-fs';
-import { writeFileAtomic } from '../store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 
 /**
  * The flag that says the host has installed a new version of itself, and that new binary ran:

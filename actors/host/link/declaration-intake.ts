@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { DeafReason } from '../../../schema/heartbeat';
 import { DECLARATION_PULL_EXPIRES_MS, DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
+import { messageOf } from '../../shared/message-of';
 
 /** What the intake hands each message to. */
 export interface DeclarationHandler {
@@ -137,8 +138,4 @@ function missingResource(error: unknown): DeafReason | undefined {
   if (error.code === JetStreamApiCodes.ConsumerNotFound) return 'consumer_not_found';
   if (error.code === JetStreamApiCodes.StreamNotFound) return 'stream_not_found';
   return undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,6 @@
 import type { Inventory } from '../../../schema/inventory';
 import type { InventoryGap } from './detect-inventory';
-import { formatTable } from './format-table';
+import { formatTable } from '../../shared/cli/format-table';
 
 /**
  * The inventory as a person reads it: a table per section under a heading with its count. A

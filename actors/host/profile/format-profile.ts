@@ -1,5 +1,5 @@
 import type { Profile } from '../../../schema/profile';
-import { formatTable } from './format-table';
+import { formatTable } from '../../shared/cli/format-table';
 
 /** The profile as a person reads it: one fact a line, names aligned. */
 export function formatProfile(profile: Profile): string {

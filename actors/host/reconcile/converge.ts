@@ -13,6 +13,7 @@ import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { briefingSubject } from '../adoption/briefing-subject';
 import { forgetKeptAt, handBackOrRemove, keptOriginalOf, lineOf, type Undone } from '../adoption/hand-back';
 import { resolvedLine } from '../adoption/resolved-line';
+import { messageOf } from '../../shared/message-of';
 
 /**
  * Decides what to do with something the machine already has and the host did not create (the
@@ -549,8 +550,4 @@ function settledLine(briefing: Briefing | null, key: string, undone: Undone, kep
   if (briefing === null || undone.detail === undefined) return briefing;
   const detail = undone.detail;
   return { ...briefing, lines: briefing.lines.map((line) => (line.subject === subject ? { ...line, detail } : line)) };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -3,6 +3,7 @@ import { resourceKey, shapeOfKey, type Resource, type ResourceShape } from '../.
 import type { ApplyContext, Observation } from '../appliers/applier';
 import { applierFor, type ApplierSet } from './applier-set';
 import { desiredResources, storedDeclaration } from './desired-resources';
+import { messageOf } from '../../shared/message-of';
 
 /**
  * What a pass would do to one resource: `apply` (it differs), `run` (an action would be run),
@@ -111,8 +112,4 @@ function planRemoval(key: string, deps: PlanDeps): PlannedResult {
     return { key, shape, change: 'unreadable', detail: `owned, but this host has no ${shape} applier to remove it` };
   }
   return { key, shape, change: REMOVAL[shape], detail: 'owned, and no longer declared' };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

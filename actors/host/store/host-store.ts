@@ -5,7 +5,7 @@ import { HostState, emptyHostState } from '../../../schema/host-state';
 import { parseContract } from '../../../schema/parse';
 import { ORIGINALS_DIR } from '../adoption/originals-dir';
 import { launchFilesOf } from '../launch-state/launch-files';
-import { writeFileAtomic } from './atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { CONTENT_DIR, ContentStore, StoredContentUnreadable } from './content-store';
 import { replaceFilesSync } from './replace-files-sync';
 import { StateChecker } from './state-checker';

@@ -179,37 +179,8 @@ describe('supervise', () => {
     expect(fetcher.incarnations).toHaveLength(1);
   });
 
-  it('does not restart a transient child that finished, but restarts a permanent one', async () => {
-    const job = new FakeChild();
-    const daemon = new FakeChild();
-    const { actor, clock } = start({
-      name: 'host',
-      ...limits,
-      children: [
-        { id: 'job', logic: job.logic, restart: 'transient' },
-        { id: 'daemon', logic: daemon.logic, restart: 'permanent' },
-      ],
-    });
-    job.current.finish();
-    daemon.current.finish();
-    await settle();
-    clock.increment(100);
-    expect(job.incarnations).toHaveLength(1);
-    expect(daemon.incarnations).toHaveLength(2);
-    expect(actor.getSnapshot().value).toBe('supervising');
-    actor.stop();
-  });
-
-  it('gives up on a permanent child that keeps exiting, saying so', async () => {
-    const daemon = new FakeChild();
-    const { actor, clock } = start({ name: 'host', ...limits, maxRestarts: 1, children: [{ id: 'daemon', logic: daemon.logic, restart: 'permanent' }] });
-    daemon.current.finish();
-    await settle();
-    clock.increment(100);
-    daemon.current.finish();
-    await settle();
-    expect(actor.getSnapshot().output).toMatchObject({ outcome: 'escalated', child: 'daemon', error: 'exited although it is permanent' });
-  });
+  // A permanent child's normal exit restarted (and escalating like a failure) and a transient
+  // child's ending its slot are walked by model-tests/supervisor*.model.test.ts, per policy.
 
   it('ends stopped once every child has ended for good', async () => {
     const first = new FakeChild();

@@ -4,10 +4,11 @@ import {
   supervisorMachine,
   type BackoffPolicy,
   type EscalationReport,
+  type RestartPolicy,
   type SupervisorInput,
   type SupervisorOutput,
 } from '../../../machines/supervisor.machine';
-import { asSupervisedChild, type RestartPolicy } from './supervised-child';
+import { asSupervisedChild } from './supervised-child';
 
 /**
  * State kept above a child so it survives the child's restarts: the supervisor holds it and hands
@@ -80,7 +81,7 @@ const slots = new WeakSet<AnyStateMachine>();
 export function supervise(spec: SupervisorSpec): SupervisorLogic {
   assertValid(spec);
   const childSlots = spec.children.map((child) => {
-    const logic = supervisorMachine.provide({ actors: { child: asSupervisedChild(child.logic, child.restart) } });
+    const logic = supervisorMachine.provide({ actors: { child: asSupervisedChild(child.logic) } });
     slots.add(logic);
     return { child, logic };
   });
@@ -110,6 +111,7 @@ export function supervise(spec: SupervisorSpec): SupervisorLogic {
           src: child.id,
           input: ({ context }: { context: GroupContext }): SupervisorInput => ({
             child: child.id,
+            restart: child.restart,
             maxRestarts: spec.maxRestarts,
             windowMs: spec.windowMs,
             backoff: spec.backoff,

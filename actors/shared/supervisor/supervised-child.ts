@@ -1,20 +1,8 @@
 import type { AnyActorLogic, Snapshot } from 'xstate';
 import { isEscalationReport, limitText, type EscalationReport } from '../../../machines/supervisor.machine';
 
-/**
- * What a normal exit of a child means, as in OTP. `permanent`: the child must always run, so a
- * normal exit is a failure and it is restarted (a daemon, a link). `transient`: a normal exit is
- * the end of its work; only a failure is restarted (a migration, a one-off sync).
- */
-export type RestartPolicy = 'permanent' | 'transient';
-
-/** A permanent child ended normally: for a child that must always run, that is a failure. */
-export class PermanentChildExited extends Error {
-  constructor() {
-    super('exited although it is permanent');
-    this.name = 'PermanentChildExited';
-  }
-}
+/** How a child's normal exit is treated; the slot's machine decides it (machines/supervisor.machine). */
+export type { RestartPolicy } from '../../../machines/supervisor.machine';
 
 /** A child that is itself a supervisor gave up on one of its children: a failure of that supervisor. */
 export class ChildSupervisorGaveUp extends Error {
@@ -28,21 +16,19 @@ export class ChildSupervisorGaveUp extends Error {
 }
 
 /**
- * The child's logic as its slot runs it: the same logic, except that an end which is a failure
- * for this child (a nested supervisor's escalation report; any normal exit of a permanent child)
- * ends the actor in error instead, so the slot's machine sees `xstate.error.actor.child` for
- * every failure and `xstate.done.actor.child` only for a clean end.
+ * The child's logic as its slot runs it: the same logic, except that a nested supervisor's
+ * escalation report ends the actor in error instead, so the slot's machine sees
+ * `xstate.error.actor.child` for it under either restart policy. Every other normal exit reaches
+ * the slot as `xstate.done.actor.child`, and the slot's restart policy says what it means.
  *
  * Everything else is the child's own: its snapshots, its children and its state pass through
  * untouched, so the live tree still shows the child as it is.
  */
-export function asSupervisedChild<TLogic extends AnyActorLogic>(logic: TLogic, restart: RestartPolicy): TLogic {
+export function asSupervisedChild<TLogic extends AnyActorLogic>(logic: TLogic): TLogic {
   const judge = <TSnapshot extends Snapshot<unknown>>(snapshot: TSnapshot): TSnapshot => {
     if (snapshot.status !== 'done') return snapshot;
     const output = (snapshot as { output?: unknown }).output;
-    if (isEscalationReport(output)) return failed(snapshot, new ChildSupervisorGaveUp(output));
-    if (restart === 'permanent') return failed(snapshot, new PermanentChildExited());
-    return snapshot;
+    return isEscalationReport(output) ? failed(snapshot, new ChildSupervisorGaveUp(output)) : snapshot;
   };
   // Delegate through the prototype so the logic keeps its identity (id, config, provide…), and
   // call the original's methods on the original, which is what their `this` expects.

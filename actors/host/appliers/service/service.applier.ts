@@ -1,7 +1,7 @@
 import path from 'node:path';
 import * as fs from '../../../shared/fs/promised-fs';
 import { ServiceResource } from '../../../../schema/resource';
-import { writeFileAtomic } from '../../store/atomic-write';
+import { writeFileAtomic } from '../../../shared/fs/atomic-write';
 import type { Applier, ApplyContext, Observation } from '../applier';
 import { ApplyFailed } from '../applier';
 import { pathExists } from '../path-exists';
