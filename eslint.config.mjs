@@ -71,14 +71,14 @@ export const hostMemoryFence = {
 // host memory fence's no-restricted-imports on the same files), and require(), import() and
 // `typeof import()` with no-restricted-syntax. Tests under actors/ are left out: a test is where
 // the two sides are checked against each other (the host's intake against the controller's
-// repair). schema/'s tests are fenced too: a contract is tested without any actor.
+// repair), and tests/broker/ holds the broker every side's tests share, started with the
+// controller's own broker code. schema/'s tests are fenced too: a contract is tested without any
+// actor.
 // tests/lint-fence.test.ts proves each fence fails on a file that breaks it.
 const crossing = (side) => `(^|\\u002F)${side}(\\u002F|$)`;
 function layerFence(files, sides, message, options = {}) {
-  // A regular expression rather than gitignore globs: a glob cannot re-include a file under a
-  // directory it has excluded, and the broker exception needs exactly that.
-  const allowed = (options.allow ?? []).map((path) => `(?!${path}$)`).join('');
-  const regex = `(^|/)(${sides.join('|')})(/${allowed}|$)`;
+  // A regular expression: a path segment named for the other side, wherever it sits.
+  const regex = `(^|/)(${sides.join('|')})(/|$)`;
   return {
     files,
     ignores: [...(options.withTests ? [] : ['**/*.test.ts']), ...(options.ignores ?? [])],
@@ -93,21 +93,10 @@ function layerFence(files, sides, message, options = {}) {
   };
 }
 
-const controllerBroker = ['actors/controller/broker/auth-file.ts', 'actors/controller/broker/broker-config.ts', 'actors/controller/broker/tls-material.ts'];
-// Temporary: broker config moves to actors/shared with the accounts change. Until then the
-// broker's configuration code (being rewritten on its own branch) takes writeFileAtomic through
-// the re-export left at actors/host/store/atomic-write, and the shared broker for tests starts the
-// controller's broker code. Nothing else may join these lists.
-const brokerExceptions = {
-  controllerImportsHost: controllerBroker,
-  sharedImportsController: ['actors/shared/testing/test-broker.ts', 'actors/shared/testing/kill-broker-on-exit.ts'],
-};
-
 export const layerFences = [
-  layerFence(['actors/controller/**/*.ts'], ['host'], 'the controller does not import host code: move what both sides need to actors/shared/ (or schema/ for a contract).', { ignores: brokerExceptions.controllerImportsHost }),
-  layerFence(brokerExceptions.controllerImportsHost, ['host'], 'the controller does not import host code: move what both sides need to actors/shared/ (or schema/ for a contract).', { allow: ['store/atomic-write'] }),
+  layerFence(['actors/controller/**/*.ts'], ['host'], 'the controller does not import host code: move what both sides need to actors/shared/ (or schema/ for a contract).'),
   layerFence(['actors/host/**/*.ts'], ['controller'], 'the host does not import controller code: move what both sides need to actors/shared/ (or schema/ for a contract).'),
-  layerFence(['actors/shared/**/*.ts'], ['host', 'controller'], 'actors/shared/ imports neither the host nor the controller: both import it. Move the code it needs here, or keep it on its side.', { ignores: brokerExceptions.sharedImportsController }),
+  layerFence(['actors/shared/**/*.ts'], ['host', 'controller'], 'actors/shared/ imports neither the host nor the controller: both import it. Move the code it needs here, or keep it on its side.'),
   layerFence(['schema/**/*.ts'], ['actors'], 'schema/ imports nothing from actors/: the contracts come first and actors import them. Move what the contract needs into schema/.', { withTests: true }),
 ];
 

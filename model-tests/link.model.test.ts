@@ -22,8 +22,8 @@
 import { backoffCeiling, linkMachine } from '../machines/link.machine';
 import { generateNodeIdentity, ready } from '../actors/shared/crypto';
 import type { HostIdentity } from '../schema/host-state';
-import { startTestBroker } from '../actors/shared/testing/test-broker';
-import type { TestBroker } from '../actors/shared/testing/test-broker';
+import { startTestBroker } from '../tests/broker/test-broker';
+import type { TestBroker } from '../tests/broker/test-broker';
 import type { ProxiedConnection } from '../actors/shared/testing/freeze-proxy';
 import { LinkRig, RIG_BACKOFF, RIG_TIMINGS, until } from '../actors/host/link/testing/link-rig';
 import { afterEventType, describeModel, doneEvent, errorEvent } from './harness';

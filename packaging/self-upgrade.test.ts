@@ -11,7 +11,7 @@ import { RESTART_DUE_FILE } from '../actors/host/launch-state/restart-due';
 import { FakeController, type ReportTap } from '../actors/host/link/testing/fake-controller';
 import { HostStore } from '../actors/host/store/host-store';
 import { generateNodeIdentity, ready } from '../actors/shared/crypto';
-import { startTestBroker, type TestBroker } from '../actors/shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../tests/broker/test-broker';
 import { runningVersion } from '../actors/shared/version';
 import { buildDebianPackage } from '../scripts/build-packages';
 import { standInTarball } from './testing/stand-in-releases';

@@ -59,16 +59,12 @@ const controllerTypeofHost = lintCase('controller typeof import()s host', 'actor
 const controllerToShared = lintCase('controller imports shared', 'actors/controller/nodes/probe.ts', imports('../../shared/fs/atomic-write'));
 const controllerToNearHost = lintCase('controller imports a file named host-…', 'actors/controller/nodes/probe.ts', imports('./host-list'));
 const controllerTest = lintCase('controller test imports host', 'actors/controller/nodes/probe.test.ts', imports('../../host/store/host-store'));
-const brokerToShim = lintCase('broker imports the atomic-write re-export', 'actors/controller/broker/auth-file.ts', imports('../../host/store/atomic-write'));
-const brokerToHost = lintCase('broker imports other host code', 'actors/controller/broker/auth-file.ts', imports('../../host/store/host-store'));
-const otherBrokerToShim = lintCase('other broker file imports the re-export', 'actors/controller/broker/broker-process.ts', imports('../../host/store/atomic-write'));
+const brokerToHost = lintCase('broker imports host code', 'actors/controller/broker/auth-file.ts', imports('../../host/store/atomic-write'));
 const hostToController = lintCase('host imports controller', 'actors/host/link/probe.ts', imports('../../controller/store/nodes.repo'));
 const hostRequiresController = lintCase('host requires controller', 'actors/host/cli/probe.ts', "export const x = (require('../../controller/nodes/format-node-list') as typeof import('../../controller/nodes/format-node-list')).formatNodeList;\n");
 const sharedToHost = lintCase('shared imports host', 'actors/shared/bus/probe.ts', imports('../../host/store/host-store'));
 const sharedToController = lintCase('shared imports controller', 'actors/shared/bus/probe.ts', imports('../../controller/broker/broker-process'));
 const sharedTestingToController = lintCase('shared testing helper imports controller', 'actors/shared/testing/probe.ts', imports('../../controller/broker/broker-process'));
-const testBrokerToController = lintCase('test-broker imports controller', 'actors/shared/testing/test-broker.ts', imports('../../controller/broker/broker-process'));
-const killBrokerToController = lintCase('kill-broker-on-exit imports controller', 'actors/shared/testing/kill-broker-on-exit.ts', imports('../../controller/broker/broker-process'));
 const schemaToActors = lintCase('schema imports actors', 'schema/probe.ts', imports('../actors/shared/operator-error'));
 const schemaTypeToActors = lintCase('schema imports a type from actors', 'schema/probe.ts', "import type { Thing } from '../actors/shared/thing';\nexport type X = Thing;\n");
 const schemaTestToActors = lintCase('schema test imports actors', 'schema/probe.test.ts', imports('../actors/shared/operator-error'));
@@ -102,14 +98,7 @@ describe('the layer fences', () => {
     expect(messagesOf(name)).toEqual([]);
   });
 
-  test('let the three broker configuration files take writeFileAtomic through the re-export, and nothing else of the host', () => {
-    expect(messagesOf(brokerToShim)).toEqual([]);
+  test('fence the broker configuration files like any controller code', () => {
     expect(fenceMessage(brokerToHost)).toMatch(/the controller does not import host code/);
-    expect(fenceMessage(otherBrokerToShim)).toMatch(/the controller does not import host code/);
-  });
-
-  test('let exactly test-broker.ts and kill-broker-on-exit.ts import the controller\'s broker code, for now', () => {
-    expect(messagesOf(testBrokerToController)).toEqual([]);
-    expect(messagesOf(killBrokerToController)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { writeAuthFile, type BrokerUser } from '../../actors/controller/broker/auth-file';
 import { brokerPaths } from '../../actors/controller/broker/broker-paths';
-import type { TestBroker } from '../../actors/shared/testing/test-broker';
+import type { TestBroker } from '../../tests/broker/test-broker';
 import type { FleetMember } from './fleet-member';
 
 /**

@@ -7,7 +7,7 @@ import { openNodeConsumer } from '../../actors/controller/declarations/declarati
 import { ensureDeclarationStream } from '../../actors/controller/serve/ensure-declaration-stream';
 import { declarationSubject } from '../../actors/shared/bus/subjects';
 import { generateSigningKeyPair } from '../../actors/shared/crypto';
-import { startTestBroker } from '../../actors/shared/testing/test-broker';
+import { startTestBroker } from '../../tests/broker/test-broker';
 import { signedDeclaration } from '../host/signed-declaration';
 import { cpuSeconds } from '../proc-stat';
 import { admitMembers } from './admit-members';

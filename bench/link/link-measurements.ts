@@ -19,7 +19,7 @@ import path from 'node:path';
 import { emptyHostState } from '../../schema/host-state';
 import { generateNodeIdentity, ready } from '../../actors/shared/crypto';
 import { startFreezeProxy, type FreezeProxy } from '../../actors/shared/testing/freeze-proxy';
-import { startTestBroker, type TestBroker } from '../../actors/shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../tests/broker/test-broker';
 import { FakeController } from '../../actors/host/link/testing/fake-controller';
 import { HostStore } from '../../actors/host/store/host-store';
 import { median, percentile } from '../stats';

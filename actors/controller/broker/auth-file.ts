@@ -1,6 +1,6 @@
 import { fromPublic } from '@nats-io/nkeys';
 import { NodeName } from '../../../schema/primitives';
-import { writeFileAtomic } from '../../host/store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
 import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, type SubjectPermissions } from './permissions';

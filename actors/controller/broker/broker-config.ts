@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { writeFileAtomic } from '../../host/store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { BrokerConfigInvalid } from './broker-errors';
 import { AUTH_FILE_NAME, type BrokerPaths } from './broker-paths';
 import { natsString } from './nats-conf-string';

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '@nats-io/nkeys';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { writeAuthFile } from './auth-file';
 import { brokerConfigFor, writeBrokerConfig, type BrokerConfig } from './broker-config';
 import { BrokerDidNotStart, BrokerNotRunning, BrokerReloadFailed, BrokerReloadUnconfirmed } from './broker-errors';

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { probeBrokerTls } from './broker-tls-probe';
 import { generateTlsMaterial } from './tls-material';
 

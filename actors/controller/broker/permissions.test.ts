@@ -1,7 +1,7 @@
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, PermissionViolationError, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { brokerPasswordFor, generateNodeIdentity, generateTokenCredentials, nkeySeedOf, ready } from '../../shared/crypto';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import {
   DECLARATION_STREAM,
   DECLARATION_SUBJECTS,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { certificateFingerprint } from '../../shared/crypto';
 import { type CommandRunner, ProcessRunner, describeFailure, succeeded } from '../../shared/process/command-runner';
-import { writeFileAtomic } from '../../host/store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { SubjectAltNameInvalid, TlsMaterialExists, TlsMaterialFailed, TlsMaterialMissing } from './broker-errors';
 import { isPathTaken } from './is-path-taken';
 

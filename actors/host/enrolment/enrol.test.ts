@@ -5,7 +5,7 @@ import type { EnrolRefusal } from '../../../schema/enrolment';
 import type { HostState } from '../../../schema/host-state';
 import { decodeBase64, decodeToken, nkeySeedOf, publicKeyOf, sodium } from '../../shared/crypto';
 import { ProcessRunner } from '../../shared/process/command-runner';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { createAdopter } from '../adoption/adoption.actor';
 import { EnrolCommand } from '../cli/enrol.command';
 import { DEFAULT_SETTINGS, openHost } from '../host-context';

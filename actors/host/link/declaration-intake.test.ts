@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { DECLARATION_STREAM, declarationConsumer } from '../../shared/bus/subjects';
 import { generateNodeIdentity, nkeySeedOf } from '../../shared/crypto';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { startDeclarationIntake } from './declaration-intake';
 import { FakeController } from './testing/fake-controller';
 

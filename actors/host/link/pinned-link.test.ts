@@ -8,7 +8,7 @@ import { makeTestCertificate } from '../../shared/bus/test-certificates';
 import { certificateFingerprint, generateNodeIdentity, generateSigningKeyPair, ready } from '../../shared/crypto';
 import { startCapturingTlsServer } from '../../shared/testing/capturing-tls-server';
 import { startFreezeProxy, type FreezeProxy } from '../../shared/testing/freeze-proxy';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { openPinnedLink, type LinkListener } from './pinned-link';
 
 // A listener that records what the link told it.

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState } from '../../../schema/host-state';
 import { generateNodeIdentity, ready } from '../../shared/crypto';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { HostStore } from '../store/host-store';
 import { hostWaits } from './testing/host-waits';

@@ -9,7 +9,7 @@ import { emptyHostState } from '../../../schema/host-state';
 import { heartbeatSubject } from '../../shared/bus/subjects';
 import { generateNodeIdentity, ready } from '../../shared/crypto';
 import { startFreezeProxy, type FreezeProxy, type ProxiedConnection } from '../../shared/testing/freeze-proxy';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { HostStore } from '../store/host-store';
 import { hostWaits } from './testing/host-waits';

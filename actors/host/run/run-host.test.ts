@@ -7,7 +7,7 @@ import type { Envelope } from '../../../schema/envelope';
 import type { HostState } from '../../../schema/host-state';
 import type { Report } from '../../../schema/report';
 import { generateSigningKeyPair, sealEnvelope } from '../../shared/crypto';
-import { startTestBroker, type TestBroker } from '../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { EnrolCommand } from '../cli/enrol.command';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { runVerb } from '../profile/testing/cli-harness';

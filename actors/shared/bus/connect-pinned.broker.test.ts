@@ -1,7 +1,7 @@
 import { createUser } from '@nats-io/nkeys';
 import { nkeyAuthenticator, usernamePasswordAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { enrolmentInboxPrefix, enrolmentSubject, enrolmentUserName, nodeInboxPrefix, reportSubject } from './subjects';
-import { startTestBroker, type TestBroker } from '../testing/test-broker';
+import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { BrokerRefusedCredentials, FingerprintMismatch } from './bus-errors';
 import { connectPinned } from './connect-pinned';
 

@@ -26,7 +26,7 @@ import {
   sodium,
   type NodeIdentity,
 } from '../../../shared/crypto';
-import { startTestBroker, type TestBroker, type TestConnectionOptions } from '../../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker, type TestConnectionOptions } from '../../../../tests/broker/test-broker';
 import { startTestPostgres, type TestPostgres } from '../../../shared/testing/test-postgres';
 import { VerbRegistry } from '../../control/verb-registry';
 import type { BrokerUsers, ControllerContext } from '../../controller-context';

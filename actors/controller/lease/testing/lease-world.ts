@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { LEASE_TIMINGS, type LeaseTimings } from '../../../../machines/lease.machine';
-import { startTestBroker, type TestBroker, type TestConnectionOptions } from '../../../shared/testing/test-broker';
+import { startTestBroker, type TestBroker, type TestConnectionOptions } from '../../../../tests/broker/test-broker';
 import { startTestPostgres, type TestPostgres } from '../../../shared/testing/test-postgres';
 import type { KvBucket } from '../../serve/ensure-kv-bucket';
 import { openStore } from '../../store/open-store';

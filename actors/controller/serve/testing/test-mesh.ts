@@ -8,7 +8,7 @@ import { startBroker, type RunningBroker } from '../../broker/broker-process';
 import { initMesh, type InitMeshResult } from '../../config/init-mesh';
 import { loadControllerConfig } from '../../config/load-controller-config';
 import { freePort } from '../../../shared/testing/free-port';
-import { killBrokerOnExit } from '../../../shared/testing/kill-broker-on-exit';
+import { killBrokerOnExit } from '../../../../tests/broker/kill-broker-on-exit';
 
 /** A mesh made by `initMesh` in a temporary directory, with its broker running. */
 export interface TestMesh {

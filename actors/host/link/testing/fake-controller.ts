@@ -26,7 +26,7 @@ import {
   sodium,
   type SigningKeyPair,
 } from '../../../shared/crypto';
-import type { TestBroker } from '../../../shared/testing/test-broker';
+import type { TestBroker } from '../../../../tests/broker/test-broker';
 
 /** An enrolment request as the fake controller received it, and whether its proof held. */
 export interface ReceivedEnrolment {

@@ -4,7 +4,7 @@ import type { LinkBackoff, LinkTimings } from '../../../../machines/link.machine
 import type { HostIdentity } from '../../../../schema/host-state';
 import { generateSigningKeyPair } from '../../../shared/crypto';
 import { startFreezeProxy, type FreezeProxy, type ProxiedConnection } from '../../../shared/testing/freeze-proxy';
-import type { TestBroker } from '../../../shared/testing/test-broker';
+import type { TestBroker } from '../../../../tests/broker/test-broker';
 import { openPinnedLink, type LinkListener, type PinnedLink } from '../pinned-link';
 
 /** What the link told the host, in order. */

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
-import { certificateFingerprint } from '../crypto';
+import { certificateFingerprint } from '../../actors/shared/crypto';
 import { startTestBroker, type TestBroker } from './test-broker';
 
 describe('startTestBroker', () => {

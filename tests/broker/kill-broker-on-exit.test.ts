@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { RunningBroker } from '../../controller/broker/broker-process';
+import type { RunningBroker } from '../../actors/controller/broker/broker-process';
 import { killBrokerOnExit } from './kill-broker-on-exit';
 
 // A `sleep` stands in for nats-server: all the helper reads of a broker is its pid and whether it runs.

@@ -1,4 +1,4 @@
-import type { RunningBroker } from '../../controller/broker/broker-process';
+import type { RunningBroker } from '../../actors/controller/broker/broker-process';
 
 /**
  * Kills a test's broker if the test process exits while it still runs, so a test file that ends

@@ -9,14 +9,14 @@ import {
   type NatsConnection,
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
-import { type BrokerUser, writeAuthFile } from '../../controller/broker/auth-file';
-import { brokerConfigFor, writeBrokerConfig } from '../../controller/broker/broker-config';
-import { BrokerDidNotStart } from '../../controller/broker/broker-errors';
-import { brokerPaths } from '../../controller/broker/broker-paths';
-import { type RunningBroker, startBroker } from '../../controller/broker/broker-process';
-import { enrolmentInboxPrefix, enrolmentUserName, nodeInboxPrefix } from '../bus/subjects';
-import { generateTlsMaterial } from '../../controller/broker/tls-material';
-import { freePort } from './free-port';
+import { type BrokerUser, writeAuthFile } from '../../actors/controller/broker/auth-file';
+import { brokerConfigFor, writeBrokerConfig } from '../../actors/controller/broker/broker-config';
+import { BrokerDidNotStart } from '../../actors/controller/broker/broker-errors';
+import { brokerPaths } from '../../actors/controller/broker/broker-paths';
+import { type RunningBroker, startBroker } from '../../actors/controller/broker/broker-process';
+import { enrolmentInboxPrefix, enrolmentUserName, nodeInboxPrefix } from '../../actors/shared/bus/subjects';
+import { generateTlsMaterial } from '../../actors/controller/broker/tls-material';
+import { freePort } from '../../actors/shared/testing/free-port';
 import { killBrokerOnExit } from './kill-broker-on-exit';
 
 /** Options for a test broker. */
