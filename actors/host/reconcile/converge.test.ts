@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState } from '../../../schema/host-state';
-import { Resource, resourceKey } from '../../../schema/resource';
+import { Resource, resourceKey, type FileResource } from '../../../schema/resource';
 import type * as z from 'zod';
 import { directoryApplier } from '../appliers/directory.applier';
 import { actionApplier } from '../appliers/action.applier';
@@ -116,6 +116,21 @@ describe('converge', () => {
     expect(writes).toEqual([['file:/etc/issue'], []]);
     expect(await read('etc/motd')).toBe('three\n');
     expect(ownedKeys()).toEqual(['file:/etc/issue', 'file:/etc/motd']);
+  });
+
+  test('prepares the files of a directory made earlier in the same batch ahead, rather than writing and syncing each alone', async () => {
+    const files = Array.from({ length: 40 }, (_, i) => file(`/srv/fresh/f${i}`, `${i}\n`));
+    // What is waiting beside the directory when each file's apply begins: the temporaries
+    // prepared ahead, or nothing when each file is written and synced on its own turn.
+    const waiting: number[] = [];
+    const temporaries = async (): Promise<number> => (await fs.readdir(path.join(root, 'srv/fresh'))).filter((name) => name.endsWith('.tmp')).length;
+    const watched: Applier<FileResource> = { ...fileApplier, apply: async (resource, ctx) => { waiting.push(await temporaries()); return fileApplier.apply(resource, ctx); } };
+    deps.appliers = { ...deps.appliers, file: watched };
+    const results = await converge([dir('/srv/fresh'), ...files], { removeUndeclared: true }, deps);
+    expect(results.map((r) => r.outcome)).toEqual(Array(41).fill('applied'));
+    expect(waiting[0]).toBe(40);
+    expect(await temporaries()).toBe(0);
+    expect(await read('srv/fresh/f39')).toBe('39\n');
   });
 
   test('corrects drift: a managed file edited by hand is put back', async () => {

@@ -284,12 +284,20 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
   // has marked or already owns, which the next host tidies before it looks at them.
-  const preparing = await prepareAhead(pending, deps);
+  const preparing = new Set(await prepareAhead(pending, deps));
   const changed = new BatchChanges();
   try {
-    for (const item of pending) {
+    for (const [position, item] of pending.entries()) {
       if (deps.ctx.signal?.aborted) break;
+      const madeBefore = made.length;
       results[item.index] = await applyOne(item, deps, records, made, changed);
+      // A directory made just now (declared, or on a file's way) gives the resources after it
+      // in the batch somewhere to be prepared: before, their files had nowhere to be written
+      // ahead, and each would have been written and synced alone.
+      const madeDirectory = made.length > madeBefore || (item.resource.shape === 'directory' && !item.first.present && results[item.index]?.outcome === 'applied');
+      if (madeDirectory && position + 1 < pending.length) {
+        for (const applier of await prepareAhead(pending.slice(position + 1), deps)) preparing.add(applier);
+      }
     }
   } finally {
     for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
