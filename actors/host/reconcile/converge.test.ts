@@ -133,6 +133,29 @@ describe('converge', () => {
     expect(await read('srv/fresh/f39')).toBe('39\n');
   });
 
+  test('records each batch with the next batch\'s marks, one store write a batch and one more, never owning what is not in place', async () => {
+    const files = Array.from({ length: 300 }, (_, i) => file(`/srv/many/f${i}`, `${i}\n`));
+    const writes: Array<{ owned: number; applying: number; inPlace: boolean }> = [];
+    const update = deps.state.update.bind(deps.state);
+    deps.state.update = async (change) => {
+      const next = await update(change);
+      // Whatever a write says the host owns is on the machine by then.
+      const inPlace = (await Promise.all(next.owned.resources.map((entry) => exists(entry.key.slice('file:'.length).slice(1))))).every(Boolean);
+      writes.push({ owned: next.owned.resources.length, applying: next.applying.length, inPlace });
+      return next;
+    };
+    const results = await converge(files, { removeUndeclared: true }, deps);
+    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(300);
+    // Three batches (128, 128, 44): the first marked alone, each later one marked in the write
+    // that records the one before, the last recorded alone.
+    expect(writes).toEqual([
+      { owned: 0, applying: 128, inPlace: true },
+      { owned: 128, applying: 128, inPlace: true },
+      { owned: 256, applying: 44, inPlace: true },
+      { owned: 300, applying: 0, inPlace: true },
+    ]);
+  });
+
   test('corrects drift: a managed file edited by hand is put back', async () => {
     const declared = [file('/etc/motd', 'managed\n')];
     await converge(declared, { removeUndeclared: true }, deps);
