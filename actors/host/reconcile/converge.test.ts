@@ -134,7 +134,7 @@ describe('converge', () => {
   });
 
   test('records each batch with the next batch\'s marks, one store write a batch and one more, never owning what is not in place', async () => {
-    const files = Array.from({ length: 300 }, (_, i) => file(`/srv/many/f${i}`, `${i}\n`));
+    const files = Array.from({ length: 600 }, (_, i) => file(`/srv/many/f${i}`, `${i}\n`));
     const writes: Array<{ owned: number; applying: number; inPlace: boolean }> = [];
     const update = deps.state.update.bind(deps.state);
     deps.state.update = async (change) => {
@@ -145,15 +145,33 @@ describe('converge', () => {
       return next;
     };
     const results = await converge(files, { removeUndeclared: true }, deps);
-    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(300);
-    // Three batches (128, 128, 44): the first marked alone, each later one marked in the write
+    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(600);
+    // Three batches (256, 256, 88): the first marked alone, each later one marked in the write
     // that records the one before, the last recorded alone.
     expect(writes).toEqual([
-      { owned: 0, applying: 128, inPlace: true },
-      { owned: 128, applying: 128, inPlace: true },
-      { owned: 256, applying: 44, inPlace: true },
-      { owned: 300, applying: 0, inPlace: true },
+      { owned: 0, applying: 256, inPlace: true },
+      { owned: 256, applying: 256, inPlace: true },
+      { owned: 512, applying: 88, inPlace: true },
+      { owned: 600, applying: 0, inPlace: true },
     ]);
+  });
+
+  test('gives the event loop its turn part way through a batch\'s applies', async () => {
+    const files = Array.from({ length: 256 }, (_, i) => file(`/srv/turns/f${i}`, `${i}\n`));
+    // There already, so that nothing is prepared (and waited for) once the applies have begun.
+    await fs.mkdir(path.join(root, 'srv/turns'), { recursive: true });
+    let applied = 0;
+    const counting: Applier<FileResource> = { ...fileApplier, apply: async (resource, ctx) => { applied += 1; return fileApplier.apply(resource, ctx); } };
+    deps.appliers = { ...deps.appliers, file: counting };
+    // How many applies were done at each turn of the event loop while converge ran.
+    const atTurns: number[] = [];
+    let running = true;
+    const turn = (): void => { atTurns.push(applied); if (running) setImmediate(turn); };
+    setImmediate(turn);
+    await converge(files, { removeUndeclared: true }, deps);
+    running = false;
+    expect(applied).toBe(256);
+    expect(atTurns.some((count) => count > 0 && count < 256)).toBe(true);
   });
 
   test('corrects drift: a managed file edited by hand is put back', async () => {
