@@ -142,7 +142,9 @@ describe('the report receiver', () => {
         const at = (await getNode(t.ctx.store, 'papa'))?.last_seen_at?.getTime() ?? 0;
         return at >= expected ? at : undefined;
       }, 'last seen to move');
-      expect(seen - expected).toBeLessThan(10_000);
+      // Within the controller's own clock while the heartbeat was handled (the node's sent_at
+      // is 90 s behind it), however long the handling took.
+      expect(seen).toBeLessThanOrEqual(t.ctx.now().getTime());
     } finally {
       t.advanceClock(-90_000);
     }

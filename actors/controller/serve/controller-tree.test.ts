@@ -207,6 +207,23 @@ describe('a child failing past its budget', () => {
   // A child failing past its budget stops the whole controller, giving the lease back, with
   // SupervisorEscalated naming the child and its last error: the `escalated` paths of
   // model-tests/supervisor-controller-tree.model.test.ts walk it for each restart policy.
+  test('stops the controller, giving the lease back, with an error naming the child and its last error', async () => {
+    const serving = await serveController(suite.mesh.dir, FAST);
+    expect(serving.kill('declarations', 'first failure')).toBe(true);
+    await eventually('declarations is restarted', () => childOf(serving.tree(), 'declarations').restarts === 1 && childOf(serving.tree(), 'declarations').child_state === 'running');
+    expect(serving.kill('declarations', 'second failure')).toBe(true);
+    const error = await serving.ended;
+    expect(error).toBeInstanceOf(SupervisorEscalated);
+    expect(error.message).toBe('supervisor "controller" gave up on child "declarations" after more than 1 restart in 10000 ms; last error: "second failure"');
+    expect(error.exitCode).toBe(1);
+    // Given back: the next controller takes the lease on its first try, not after standing by
+    // until it expires (15 s).
+    const log: string[] = [];
+    const next = await serveController(suite.mesh.dir, { ...FAST, log: (line) => log.push(line) });
+    expect(next.lease.isActing()).toBe(true);
+    expect(log.filter((line) => line.includes('standing by'))).toEqual([]);
+    await next.stop();
+  });
 
   test('a bus connection closed for good makes the controller end naming `bus`', async () => {
     const serving = await serveController(suite.mesh.dir, FAST);

@@ -36,7 +36,7 @@ function serve(): ServeProcess {
 const SERVING = /serving: epoch (\d+)/;
 const STANDING_BY = /lease: standing by: the lease is held by/;
 
-test('after kill -9 of the holder the standby acts within 15 s plus one renewal period; after a graceful stop, within 1 s', async () => {
+test('after kill -9 of the holder the standby acts once the lease expired, not before; after a graceful stop, long before it could have', async () => {
   const first = serve();
   await first.waitFor(SERVING);
   const second = serve();
@@ -44,20 +44,19 @@ test('after kill -9 of the holder the standby acts within 15 s plus one renewal 
   expect(second.stderr()).not.toMatch(SERVING);
 
   first.child.kill('SIGKILL');
-  const killedAt = performance.now();
-  const actsAt = await second.waitFor(SERVING, 25_000);
-  const failover = actsAt - killedAt;
-  expect(failover).toBeLessThanOrEqual(LEASE_TIMINGS.ttlMs + LEASE_TIMINGS.renewEveryMs);
-  // It could not have taken the lease before the key expired: at least ttl less one renewal period.
-  expect(failover).toBeGreaterThanOrEqual(LEASE_TIMINGS.ttlMs - LEASE_TIMINGS.renewEveryMs);
+  await first.exited;
+  // Gone, and its key renewed at most one renewal period ago: still alive, so not taken yet.
+  expect(second.stderr()).not.toMatch(SERVING);
+  // Taken once it expired (ttl after the last renewal) and tried for again; the deadline is generous.
+  await second.waitFor(SERVING, LEASE_TIMINGS.ttlMs + LEASE_TIMINGS.contendEveryMs + 10_000);
   expect(Number(SERVING.exec(second.stderr())?.[1])).toBeGreaterThan(Number(SERVING.exec(first.stderr())?.[1]));
 
   const third = serve();
   await third.waitFor(STANDING_BY);
   second.child.kill('SIGTERM');
-  const stoppedAt = performance.now();
-  const takesAt = await third.waitFor(SERVING, 10_000);
-  expect(takesAt - stoppedAt).toBeLessThan(1_000);
+  // The key would live at least ttl less one renewal period (10 s) more: serving within 8 s is
+  // the lease given back.
+  await third.waitFor(SERVING, LEASE_TIMINGS.ttlMs - LEASE_TIMINGS.renewEveryMs - 2_000);
   expect((await second.exited).code).toBe(0);
   expect(second.stderr()).toMatch(/lease: given back \(revision \d+\)/);
   third.child.kill('SIGTERM');

@@ -71,7 +71,9 @@ export interface Applier<R extends Resource = Resource> {
    * path, so that `apply` only renames it in place and the syncs of a batch share the file
    * system's journal commits). Nothing the machine shows changes here. A resource it cannot
    * prepare is simply applied the usual way; what `apply` does not take is removed by
-   * `discardPrepared`, which the caller runs after the batch whatever happened.
+   * `discardPrepared`, which the caller runs after the batch whatever happened. It may be called
+   * again for the rest of a batch (once an apply made the directory they go in), and leaves
+   * what it prepared already as it is.
    */
   prepare?(resources: readonly R[], ctx: ApplyContext): Promise<void>;
   /** Removes whatever `prepare` made that `apply` did not use. */

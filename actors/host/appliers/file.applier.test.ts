@@ -387,6 +387,19 @@ describe('fileApplier.prepare', () => {
     expect(await readFile(join(root, 'etc/many-7.conf'), 'utf8')).toBe('setting = 7\n');
   });
 
+  test('asked again for the rest of a batch, leaves what it prepared already as it is', async () => {
+    await mkdir(join(root, 'etc'), { recursive: true });
+    await fileApplier.prepare?.([file()], ctx);
+    const first = await temporaries(join(root, 'etc'));
+    await fileApplier.prepare?.([file(), file({ path: '/etc/other.conf' })], ctx);
+    const both = await temporaries(join(root, 'etc'));
+    expect(both).toHaveLength(2);
+    expect(both).toEqual(expect.arrayContaining(first));
+    await fileApplier.apply(file(), ctx);
+    await fileApplier.apply(file({ path: '/etc/other.conf' }), ctx);
+    expect(await readdir(join(root, 'etc'))).toEqual(['app.conf', 'other.conf']);
+  });
+
   test('leaves no temporary behind once what apply did not take is discarded', async () => {
     await mkdir(join(root, 'etc'), { recursive: true });
     await fileApplier.prepare?.([file(), file({ path: '/etc/other.conf' })], ctx);

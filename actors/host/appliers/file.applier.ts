@@ -256,6 +256,8 @@ function preparedOf(ctx: ApplyContext): Map<string, PreparedFile> {
  */
 async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
   const real = resolveUnderRootSync(ctx, resource.path);
+  // Prepared already, by an earlier call for the same batch.
+  if (prepared.get(ctx)?.has(real) === true) return undefined;
   const directory = lstatOrAbsentSync(dirname(real));
   if (directory === undefined || !directory.isDirectory()) return undefined;
   const bytes = declaredBytes(resource);

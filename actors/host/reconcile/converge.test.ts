@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState } from '../../../schema/host-state';
-import { Resource, resourceKey } from '../../../schema/resource';
+import { Resource, resourceKey, type FileResource } from '../../../schema/resource';
 import type * as z from 'zod';
 import { directoryApplier } from '../appliers/directory.applier';
 import { actionApplier } from '../appliers/action.applier';
@@ -116,6 +116,62 @@ describe('converge', () => {
     expect(writes).toEqual([['file:/etc/issue'], []]);
     expect(await read('etc/motd')).toBe('three\n');
     expect(ownedKeys()).toEqual(['file:/etc/issue', 'file:/etc/motd']);
+  });
+
+  test('prepares the files of a directory made earlier in the same batch ahead, rather than writing and syncing each alone', async () => {
+    const files = Array.from({ length: 40 }, (_, i) => file(`/srv/fresh/f${i}`, `${i}\n`));
+    // What is waiting beside the directory when each file's apply begins: the temporaries
+    // prepared ahead, or nothing when each file is written and synced on its own turn.
+    const waiting: number[] = [];
+    const temporaries = async (): Promise<number> => (await fs.readdir(path.join(root, 'srv/fresh'))).filter((name) => name.endsWith('.tmp')).length;
+    const watched: Applier<FileResource> = { ...fileApplier, apply: async (resource, ctx) => { waiting.push(await temporaries()); return fileApplier.apply(resource, ctx); } };
+    deps.appliers = { ...deps.appliers, file: watched };
+    const results = await converge([dir('/srv/fresh'), ...files], { removeUndeclared: true }, deps);
+    expect(results.map((r) => r.outcome)).toEqual(Array(41).fill('applied'));
+    expect(waiting[0]).toBe(40);
+    expect(await temporaries()).toBe(0);
+    expect(await read('srv/fresh/f39')).toBe('39\n');
+  });
+
+  test('records each batch with the next batch\'s marks, one store write a batch and one more, never owning what is not in place', async () => {
+    const files = Array.from({ length: 600 }, (_, i) => file(`/srv/many/f${i}`, `${i}\n`));
+    const writes: Array<{ owned: number; applying: number; inPlace: boolean }> = [];
+    const update = deps.state.update.bind(deps.state);
+    deps.state.update = async (change) => {
+      const next = await update(change);
+      // Whatever a write says the host owns is on the machine by then.
+      const inPlace = (await Promise.all(next.owned.resources.map((entry) => exists(entry.key.slice('file:'.length).slice(1))))).every(Boolean);
+      writes.push({ owned: next.owned.resources.length, applying: next.applying.length, inPlace });
+      return next;
+    };
+    const results = await converge(files, { removeUndeclared: true }, deps);
+    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(600);
+    // Three batches (256, 256, 88): the first marked alone, each later one marked in the write
+    // that records the one before, the last recorded alone.
+    expect(writes).toEqual([
+      { owned: 0, applying: 256, inPlace: true },
+      { owned: 256, applying: 256, inPlace: true },
+      { owned: 512, applying: 88, inPlace: true },
+      { owned: 600, applying: 0, inPlace: true },
+    ]);
+  });
+
+  test('gives the event loop its turn part way through a batch\'s applies', async () => {
+    const files = Array.from({ length: 256 }, (_, i) => file(`/srv/turns/f${i}`, `${i}\n`));
+    // There already, so that nothing is prepared (and waited for) once the applies have begun.
+    await fs.mkdir(path.join(root, 'srv/turns'), { recursive: true });
+    let applied = 0;
+    const counting: Applier<FileResource> = { ...fileApplier, apply: async (resource, ctx) => { applied += 1; return fileApplier.apply(resource, ctx); } };
+    deps.appliers = { ...deps.appliers, file: counting };
+    // How many applies were done at each turn of the event loop while converge ran.
+    const atTurns: number[] = [];
+    let running = true;
+    const turn = (): void => { atTurns.push(applied); if (running) setImmediate(turn); };
+    setImmediate(turn);
+    await converge(files, { removeUndeclared: true }, deps);
+    running = false;
+    expect(applied).toBe(256);
+    expect(atTurns.some((count) => count > 0 && count < 256)).toBe(true);
   });
 
   test('corrects drift: a managed file edited by hand is put back', async () => {

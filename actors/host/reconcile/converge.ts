@@ -64,13 +64,30 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
   const results: ResourceResult[] = [];
   results.push(...(await finishHandBacks(new Set(declared.map(resourceKey)), deps)));
-  for (let start = 0; start < declared.length; start += BATCH) {
-    if (deps.ctx.signal?.aborted) break;
-    // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
-    // batches the event loop has its turn, so the link, heartbeats and signals are not held up
-    // by a long pass.
-    if (start > 0) await yieldToEventLoop();
-    results.push(...(await convergeBatch(declared.slice(start, start + BATCH), deps)));
+  // What a batch applied is recorded with the next batch's first write (see convergeBatch).
+  let owed: StateChange | undefined;
+  try {
+    for (let start = 0; start < declared.length; start += APPLY_BATCH) {
+      if (deps.ctx.signal?.aborted) break;
+      // The appliers' file system calls are synchronous (see appliers/root-path.ts): between
+      // batches the event loop has its turn, so the link, heartbeats and signals are not held
+      // up by a long pass.
+      if (start > 0) await yieldToEventLoop();
+      // Handed on: the batch writes it (a batch that throws has not, and what it covered
+      // stays marked, as after a kill).
+      const carried = owed;
+      owed = undefined;
+      const batch = await convergeBatch(declared.slice(start, start + APPLY_BATCH), deps, carried);
+      results.push(...batch.results);
+      owed = batch.owed;
+    }
+  } finally {
+    // Written however the loop ended (an abort, or a later batch that threw): what was applied
+    // is the host's; a kill before this write leaves it marked, which the next pass converges.
+    if (owed !== undefined) {
+      await deps.ctx.barrier?.flush();
+      await deps.state.update(owed);
+    }
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
@@ -185,14 +202,23 @@ async function removeMadeDirectories(declared: readonly Resource[], deps: Conver
 }
 
 /**
- * Resources looked at, then applied, between two store writes. Each batch costs up to two store
- * writes (each synced, with the whole state), one sync of the files it wrote and one of their
- * directories; at 128 an apply of 1,000 files took 0.51 s where at 64 it took 0.61 (whole
- * process, measured alternately on fresh roots), and no faster at 256. A batch of 128 files
- * holds the event loop about 80 ms under the run process's flags (the in-host apply of 1,000
- * files took 0.61 s in bench/ at 64).
+ * Resources removed between two store writes, and applied between two turns of the event loop.
+ * A removal batch costs two store writes (synced, with the whole state). With two writes an
+ * apply batch too, at 128 an apply of 1,000 files took 0.51 s where at 64 it took 0.61 (whole
+ * process, measured alternately on fresh roots). A batch of 128 files holds the event loop
+ * about 80 ms under the run process's flags (the in-host apply of 1,000 files took 0.61 s in
+ * bench/ at 64).
  */
 const BATCH = 128;
+
+/**
+ * Resources looked at, then applied, between two store writes: each costs one store write, one
+ * sync of the files it wrote and one of their directories, and its applies give the event loop
+ * its turn every BATCH. With one write a batch, an apply of 1,000 files at 256 took 13 % less
+ * CPU in user space than at 128 (whole process, measured alternately on fresh roots), and 1 %
+ * less again at 512, which holds twice as many temporaries open while they are synced.
+ */
+const APPLY_BATCH = 256;
 
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -208,16 +234,24 @@ interface PendingApply {
   first: Observation;
 }
 
+/** A change of the host's state, to be written with the next store write. */
+type StateChange = (state: HostState) => HostState;
+
 /**
- * One batch, with at most two store writes however many resources it holds: first every
- * resource is observed and classified (adoption decides about what the host did not make), then
- * one write records what needs no change and marks `applying` every key about to be applied that
- * the host does not own yet (none to write when there is nothing of either), then each is
- * applied in declaration order and read back, then one write records what worked and clears the
- * marks. A resource is still recorded only after its read-back matched, and anything the host
- * touches is owned or marked before it does, so a kill at any instant leaves an honest store.
+ * One batch, with at most one store write of its own however many resources it holds: first
+ * every resource is observed and classified (adoption decides about what the host did not
+ * make), then one write records what needs no change and marks `applying` every key about to
+ * be applied that the host does not own yet, then each is applied in declaration order and read
+ * back. What worked is recorded, and the marks cleared, by the change this returns as `owed`:
+ * the caller writes it with the next batch's first write (`owed` here is the last batch's),
+ * or alone after the last batch. Until that write the keys applied stay marked, so a kill
+ * between the two leaves them the host's own half-made work, as a kill before any record
+ * does. A batch with nothing to apply leaves its records owed too. A resource is still recorded
+ * only after its read-back matched and the directories it changed are synced, and anything the
+ * host touches is owned or marked before it does, so a kill at any instant leaves an honest
+ * store.
  */
-async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Promise<ResourceResult[]> {
+async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owed: StateChange | undefined): Promise<{ results: ResourceResult[]; owed: StateChange | undefined }> {
   const results: ResourceResult[] = new Array(batch.length);
   const records: RecordEntry[] = [];
   const lines: BriefingLine[] = [];
@@ -276,28 +310,44 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps): Pr
   // (the file it wrote, or a temporary beside it, which the next host tidies), so a batch that
   // only changes what the host owns, as a new declaration mostly does, writes the store once.
   const marks = pending.filter((item) => item.owned === undefined).map((item) => item.key);
-  if (lines.length > 0 || records.length > 0 || marks.length > 0) {
-    await deps.ctx.barrier?.flush();
-    await commit(deps, { lines, records, mark: marks });
-  }
+  const found = lines.length > 0 || records.length > 0 || marks.length > 0 ? committed(deps, { lines, records: [...records], mark: marks }) : undefined;
   records.length = 0;
-  if (pending.length === 0) return results.filter((r) => r !== undefined);
+  if (pending.length === 0) return { results: results.filter((r) => r !== undefined), owed: both(owed, found) };
+  const firstWrite = both(owed, found);
+  if (firstWrite !== undefined) {
+    await deps.ctx.barrier?.flush();
+    await deps.state.update(firstWrite);
+  }
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
   // has marked or already owns, which the next host tidies before it looks at them.
-  const preparing = await prepareAhead(pending, deps);
+  const preparing = new Set(await prepareAhead(pending, deps));
   const changed = new BatchChanges();
   try {
-    for (const item of pending) {
+    for (const [position, item] of pending.entries()) {
+      if (position > 0 && position % BATCH === 0) await yieldToEventLoop();
       if (deps.ctx.signal?.aborted) break;
+      const madeBefore = made.length;
       results[item.index] = await applyOne(item, deps, records, made, changed);
+      // A directory made just now (declared, or on a file's way) gives the resources after it
+      // in the batch somewhere to be prepared: before, their files had nowhere to be written
+      // ahead, and each would have been written and synced alone.
+      const madeDirectory = made.length > madeBefore || (item.resource.shape === 'directory' && !item.first.present && results[item.index]?.outcome === 'applied');
+      if (madeDirectory && position + 1 < pending.length) {
+        for (const applier of await prepareAhead(pending.slice(position + 1), deps)) preparing.add(applier);
+      }
     }
   } finally {
     for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
   }
-  await deps.ctx.barrier?.flush();
-  await commit(deps, { lines: [], records, unmark: marks, made });
-  return results.filter((r) => r !== undefined);
+  return { results: results.filter((r) => r !== undefined), owed: committed(deps, { lines: [], records, unmark: marks, made }) };
+}
+
+/** `first` then `second`, as one change; either may be absent. */
+function both(first: StateChange | undefined, second: StateChange | undefined): StateChange | undefined {
+  if (first === undefined) return second;
+  if (second === undefined) return first;
+  return (state) => second(first(state));
 }
 
 /**
@@ -491,17 +541,17 @@ function ownedEntry(entry: RecordEntry, at: string): OwnedResource {
 }
 
 /**
- * One durable write: adoption lines into the briefing (replacing a line about the same
- * subject), records into what the host owns, and `applying` marks set or cleared.
+ * The change one durable write makes: adoption lines into the briefing (replacing a line about
+ * the same subject), records into what the host owns, and `applying` marks set or cleared.
  */
-function commit(
+function committed(
   deps: ConvergeDeps,
   change: { lines: readonly BriefingLine[]; records: readonly RecordEntry[]; mark?: readonly string[]; unmark?: readonly string[]; made?: readonly string[] },
-): Promise<HostState> {
+): StateChange {
   const at = utcTimestamp(deps.now());
   const recorded = new Map(change.records.map((entry) => [entry.key, ownedEntry(entry, at)]));
   const unmark = new Set([...(change.unmark ?? []), ...recorded.keys()]);
-  return deps.state.update((s) => {
+  return (s) => {
     let briefing = s.briefing;
     if (change.lines.length > 0) {
       const base = briefing ?? { node: deps.nodeName(), adopted_at: at, lines: [], look_at: [] };
@@ -515,7 +565,7 @@ function commit(
     const newlyMade = (change.made ?? []).filter((directory) => !s.made_directories.includes(directory));
     const made_directories = newlyMade.length === 0 ? s.made_directories : [...s.made_directories, ...newlyMade];
     return { ...s, briefing, applying, owned: { resources }, made_directories };
-  });
+  };
 }
 
 /**

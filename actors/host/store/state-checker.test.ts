@@ -68,6 +68,35 @@ describe('checking states before they are written', () => {
     }
   });
 
+  test('refuses a key owned twice, though each entry passed on its own in an earlier state', () => {
+    const checker = new StateChecker();
+    checker.check(owning('/etc/motd', '/etc/issue'));
+    expect(() => checker.check(owning('/etc/motd', '/etc/issue', '/etc/motd'))).toThrow(/host state\.owned\.resources/);
+    expect(() => checker.serialize(owning('/etc/motd', '/etc/issue', '/etc/motd'))).toThrow(ContractViolation);
+  });
+
+  test('refuses an entry changed among many that passed, and a list that is not one', () => {
+    const checker = new StateChecker();
+    const many = owning(...Array.from({ length: 50 }, (_, i) => `/srv/f${i}`));
+    checker.serialize(many);
+    const broken = { ...many, owned: { resources: many.owned.resources.map((entry, i) => (i === 30 ? { ...entry, recorded_at: 'yesterday' } : entry)) } };
+    expect(() => checker.serialize(broken)).toThrow(/host state\.owned\.resources\[30\]\.recorded_at/);
+    expect(() => checker.serialize({ ...many, applying: 'file:/etc/motd' } as unknown as HostState)).toThrow(/host state\.applying/);
+    expect(() => checker.serialize({ ...many, owned: { resources: [], extra: 1 } } as unknown as HostState)).toThrow(/host state\.owned/);
+  });
+
+  test('writes out long lists as JSON.stringify would, as entries are added, changed and taken away', () => {
+    const checker = new StateChecker();
+    const text = (path: string): HostState['local_resources'][number] => ({ shape: 'file', path, content: { text: `${path}\n` } }) as unknown as HostState['local_resources'][number];
+    const states: HostState[] = [
+      { ...owning('/a', '/b', '/c'), applying: ['file:/d', 'file:/e'], local_resources: [text('/a'), text('/b')] },
+      { ...owning('/a', '/b', '/c', '/d'), applying: ['file:/e'], local_resources: [text('/a'), text('/b'), text('/d')] },
+      { ...owning('/b', '/d'), applying: [], local_resources: [text('/d'), text('/b')] },
+      { ...owning('/b', '/d', '/b2'), applying: ['file:/x', 'file:/x2'], local_resources: [] },
+    ];
+    for (const state of states) expect(checker.serialize(state)).toBe(`${JSON.stringify(new StateChecker().check(state), null, 2)}\n`);
+  });
+
   test('writes nothing for a state that breaks the contract', () => {
     const checker = new StateChecker();
     checker.serialize(owning('/etc/motd'));

@@ -20,10 +20,11 @@ describe('ProcessRunner', () => {
   });
 
   test('ends a program that outlives its timeout and says so', async () => {
-    const result = await runner.run(['sleep', '5'], { timeoutMs: 100 });
+    // Ended by the runner's signal, not waited out: `sleep` left alone exits 0 with no signal.
+    const result = await runner.run(['sleep', '30'], { timeoutMs: 100 });
     expect(result.timedOut).toBe(true);
     expect(result.signal).toBe('SIGTERM');
-    expect(result.durationMs).toBeLessThan(3000);
+    expect(result.code).toBeNull();
   });
 
   test('keeps output bounded and says how much was not kept', async () => {
