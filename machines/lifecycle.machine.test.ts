@@ -177,7 +177,7 @@ describe('lifecycle machine', () => {
     actor.stop();
   });
 
-  test('a restarted host with an identity in its store resumes disconnected, waiting for its link', () => {
+  test('a node resolved as disconnected, with no link yet, operates once linked', () => {
     const resumed = lifecycleMachine.resolveState({
       value: 'disconnected',
       context: { identity: { node: 'workstation' }, enrolRefusal: null, releaseFailure: null, releaseAttempts: 0, finalDeclarationHeld: false },
