@@ -1,4 +1,4 @@
-import { createActor, fromPromise, initialTransition, SimulatedClock, transition } from 'xstate';
+import { createActor, fromCallback, fromPromise, initialTransition, SimulatedClock, transition, waitFor } from 'xstate';
 import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import { DEFAULT_RELEASE_RETRY_DELAY_MS, lifecycleMachine } from './lifecycle.machine';
 import type { EnrolInput, LifecycleIdentity, ReleaseInput } from './lifecycle.machine';
@@ -177,7 +177,7 @@ describe('lifecycle machine', () => {
     actor.stop();
   });
 
-  test('a restarted host with an identity in its store resumes disconnected, waiting for its link', () => {
+  test('a node resolved as disconnected, with no link yet, operates once linked', () => {
     const resumed = lifecycleMachine.resolveState({
       value: 'disconnected',
       context: { identity: { node: 'workstation' }, enrolRefusal: null, releaseFailure: null, releaseAttempts: 0, finalDeclarationHeld: false },
@@ -202,5 +202,52 @@ describe('lifecycle machine', () => {
       ...Object.values(node.states).flatMap((child) => described(child as typeof node)),
     ];
     expect(described(lifecycleMachine.root)).toEqual([]);
+  });
+  test('a running host that finds an identity in its store is the node, an earlier refusal past', () => {
+    const snapshot = walk([
+      { type: 'operator.install' },
+      { type: 'operator.enrol', token: 'MESH1-token' },
+      { type: 'xstate.error.actor.enrol', actorId: 'enrol', error: setback('TokenExpired') },
+      { type: 'xstate.done.actor.identity', actorId: 'identity', output: { node: 'workstation' } },
+    ]);
+    expect(snapshot.value).toEqual({ enrolled: 'operating' });
+    expect(snapshot.context.identity).toEqual({ node: 'workstation' });
+    expect(snapshot.context.enrolRefusal).toBeNull();
+  });
+
+  test('becoming the node spawns its work, which lives through a lost link and ends with the release', async () => {
+    let nodeRuns = 0;
+    let found = 0;
+    const machine = lifecycleMachine.provide({
+      actors: {
+        // Found once; released, the machine waits for the next enrolment, which never comes here.
+        identity: fromPromise(() => (found++ === 0 ? Promise.resolve({ node: 'workstation' }) : new Promise<never>(() => undefined))),
+        node: fromCallback(() => {
+          nodeRuns += 1;
+        }),
+        release: fromPromise<void, ReleaseInput>(async () => undefined),
+      },
+    });
+    const actor = createActor(machine, { input: {} }).start();
+    actor.send({ type: 'operator.install' });
+    const operating = await waitFor(actor, (snapshot) => snapshot.matches({ enrolled: 'operating' }));
+    const node = operating.children.node;
+    expect(node?.getSnapshot().status).toBe('active');
+    actor.send({ type: 'link.lost' });
+    expect(actor.getSnapshot().value).toBe('disconnected');
+    expect(actor.getSnapshot().children.node).toBe(node);
+    actor.send({ type: 'link.restored' });
+    actor.send({ type: 'declaration.final' });
+    const hosted = await waitFor(actor, (snapshot) => snapshot.matches('hosted'));
+    expect(hosted.children.node).toBeUndefined();
+    expect(node?.getSnapshot().status).toBe('stopped');
+    expect(nodeRuns).toBe(1);
+    actor.stop();
+  });
+
+  test('a final declaration taken again while a failed release waits tries at once', () => {
+    const snapshot = walk([...toReleasing, releaseFailed(setback('ApplyFailed', true)), { type: 'declaration.final' }]);
+    expect(snapshot.value).toEqual({ enrolled: 'releasing' });
+    expect(snapshot.context.releaseAttempts).toBe(2);
   });
 });

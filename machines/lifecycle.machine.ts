@@ -1,4 +1,4 @@
-import { assertEvent, assign, fromPromise, setup } from 'xstate';
+import { assertEvent, assign, fromCallback, fromPromise, setup, spawnChild, stopChild } from 'xstate';
 import { DRIFT_INTERVAL_MS } from './reconcile.machine';
 
 /**
@@ -45,7 +45,8 @@ export type LifecycleInput = Record<string, never>;
 /**
  * Events the lifecycle accepts. `operator.*` is what a person did; the rest are facts reported
  * by the host's other parts. The outcomes of the invoked work arrive as
- * `xstate.done.actor.enrol` / `xstate.error.actor.enrol` and `xstate.done.actor.release` /
+ * `xstate.done.actor.enrol` / `xstate.error.actor.enrol`, `xstate.done.actor.identity` (the
+ * running host found an identity in its store) and `xstate.done.actor.release` /
  * `xstate.error.actor.release`, and the retry wait as
  * `xstate.after.releaseRetryDelay.lifecycle.enrolled.retrying`.
  */
@@ -89,12 +90,16 @@ export const DEFAULT_RELEASE_RETRY_DELAY_MS = DRIFT_INTERVAL_MS;
  * Only `enrolled` and `disconnected` are nodes, and they are the same node in two situations;
  * `hosted` is a machine with the host on it that has not been told which mesh it belongs to.
  *
- * The host provides the work with `lifecycleMachine.provide({ actors: { enrol, release } })`
- * (and may provide `delays.releaseRetryDelay`). A host that restarts does not walk the path
- * again: it resumes from its store with
- * `createActor(machine, { input, snapshot: machine.resolveState({ value: 'disconnected', context }) })`
- * when the store holds an identity (it has no link yet; `finalDeclarationHeld` says whether the
- * declaration it holds is a final one), and from `hosted` otherwise.
+ * The host provides the work with `lifecycleMachine.provide({ actors: { identity, node, release } })`
+ * (and `delays.releaseRetryDelay`); actors/host/run/host-lifecycle.actor.ts is that actor, the
+ * child of the host's root supervisor. `nox-mesh-host run` starting is `operator.install`. The
+ * enrolment itself runs in its own process (`nox-mesh-host enrol`, the `enrol` actor); the running
+ * host, `hosted`, watches its store (`identity`) and becomes the node once an identity is there,
+ * which is also how a host that restarts resumes: it does not walk the path again. Becoming the
+ * node spawns the node's work (`node`: the link, the declaration intake, the heartbeats and
+ * reconcile, under a supervisor of their own), which lives through `enrolled` and `disconnected`
+ * alike and is stopped when the release has finished. A host that starts without a link, or a
+ * held final declaration, is told so by its node's work (`link.lost`, `declaration.final`).
  *
  * A release is not given up: what the host made stays its own until it is removed, so a failed
  * removal is tried again at every later pass, however it failed, and reported each time for a
@@ -118,6 +123,9 @@ export const lifecycleMachine = setup({
     release: fromPromise<void, ReleaseInput>(async () => {
       throw new Error('lifecycle: provide the release actor with lifecycleMachine.provide({ actors: { release } })');
     }),
+    // Unprovided, a machine with no store: nothing ever appears in it, and there is no node's work.
+    identity: fromPromise<LifecycleIdentity>(() => new Promise<never>(() => undefined)),
+    node: fromCallback(() => undefined),
   },
   delays: {
     releaseRetryDelay: DEFAULT_RELEASE_RETRY_DELAY_MS,
@@ -139,6 +147,8 @@ export const lifecycleMachine = setup({
       releaseFailure: ({ event }) => setbackFrom('error' in event ? event.error : undefined),
     }),
     dropIdentity: assign({ identity: null, releaseFailure: null, releaseAttempts: 0, finalDeclarationHeld: false }),
+    startNode: spawnChild('node', { id: 'node' }),
+    stopNode: stopChild('node'),
   },
 }).createMachine({
   id: 'lifecycle',
@@ -159,8 +169,16 @@ export const lifecycleMachine = setup({
       },
     },
     // Not a node: nobody to link to and nothing pushed to apply.
+    // The running host watches its store: an enrolment made beside it, or the identity it held
+    // when it started, makes it the node.
     hosted: {
       description: 'Has the host, no identity. Can apply a local file or its bundle, answer profile, inventory and version. Not a node.',
+      invoke: {
+        id: 'identity',
+        src: 'identity',
+        // An enrolment refused earlier is past: this machine is a node now.
+        onDone: { target: 'enrolled', actions: ['forgetEnrolRefusal', 'adoptIdentity', 'startNode'] },
+      },
       on: {
         'operator.enrol': { target: 'enrolling', actions: 'forgetEnrolRefusal' },
       },
@@ -176,7 +194,7 @@ export const lifecycleMachine = setup({
           assertEvent(event, 'operator.enrol');
           return { token: event.token };
         },
-        onDone: { target: 'enrolled', actions: 'adoptIdentity' },
+        onDone: { target: 'enrolled', actions: ['adoptIdentity', 'startNode'] },
         onError: { target: 'hosted', actions: 'recordEnrolRefusal' },
       },
     },
@@ -203,7 +221,7 @@ export const lifecycleMachine = setup({
             id: 'release',
             src: 'release',
             input: ({ context }) => ({ node: context.identity?.node ?? '' }),
-            onDone: { target: '#lifecycle.hosted', actions: 'dropIdentity' },
+            onDone: { target: '#lifecycle.hosted', actions: ['stopNode', 'dropIdentity'] },
             // Whatever failed is reported, and tried again: a locked package database passes by
             // itself, and a removal the machine refused passes once a person has looked.
             onError: { target: 'retrying', actions: 'recordReleaseFailure' },
@@ -213,6 +231,11 @@ export const lifecycleMachine = setup({
           description: 'A release left something behind, and reported what. Keeps its identity, so it can still be asked, and tries again at its next pass.',
           after: {
             releaseRetryDelay: { target: 'releasing' },
+          },
+          // Asked again (`mesh-control node release` once more, after a person cleared the way):
+          // it tries at once rather than at its next pass.
+          on: {
+            'declaration.final': { target: 'releasing' },
           },
         },
       },

@@ -23,8 +23,9 @@
  *   so that removal fails for real: the host reports it, keeps its identity, and tries again at
  *   its next pass (`retrying`), which its drift timer brings (`after releaseRetryDelay`).
  *
- * The assertions read the machine's root, the host's store and what the host says, and the
- * controller's listing, records and reports.
+ * The assertions read the state of the host's own lifecycle actor (the status file it keeps),
+ * the machine's root, the host's store and what the host says, and the controller's listing,
+ * records and reports.
  */
 import type { SnapshotFrom } from 'xstate';
 import type { HostState } from '../schema/host-state';
@@ -50,6 +51,9 @@ const EXPIRED = 'token expired';
 const USED = 'token used by another machine';
 const OVERLAY_KEYS = OVERLAY_FILES.map((file) => `file:${file}`).sort();
 const OBSTRUCTED_KEY = `file:${OBSTRUCTED_FILE}`;
+// One name in both samples: a node enrolled beside the running host is the same node, whichever
+// of the two the model says saw it.
+const NODE_NAMED = 'the name the controller gives';
 
 // The model's release delay is the rig host's drift interval: its next pass is the retry.
 const lifecycle = lifecycleMachine.provide({ delays: { releaseRetryDelay: RIG_DRIFT_MS } });
@@ -72,6 +76,34 @@ beforeAll(async () => {
 afterAll(async () => {
   await mesh?.stop();
 });
+
+// The enrolment under way finishes, and the running host takes the identity, links, and applies
+// the overlay, then the full declaration.
+async function becomeNode(system: System): Promise<void> {
+  const { machine } = system;
+  const outcome = await machine.finishEnrolment();
+  if (!('node' in outcome)) throw new Error(`the enrolment was refused: ${outcome.condition}`);
+  system.nkey = outcome.nkey;
+  await until('the host to link and apply its full declaration', async () => {
+    const state = await machine.store();
+    return machine.linkAccount === 'up' && kindHeld(state) === 'full' && ownedKeys(state).length === OVERLAY_KEYS.length ? true : undefined;
+  }, undefined, () => machine.said.join('\n'));
+}
+
+// The production lifecycle actor is where the model is: the host's own account of its state,
+// from the status file it rewrites on every change. The host cannot see an enrolment under way
+// in another process, so while the model is `enrolling` the host is still `hosted`.
+async function expectLifecycle(machine: LifecycleMachine, expected: string): Promise<void> {
+  let seen: string | null = null;
+  try {
+    await until(`the host's lifecycle actor to be ${expected}`, async () => {
+      seen = await machine.lifecycleState();
+      return seen === expected ? true : undefined;
+    });
+  } catch {
+    expect({ lifecycle: seen }).toEqual({ lifecycle: expected });
+  }
+}
 
 function nodeOf(machine: LifecycleMachine): string {
   if (machine.node === null) throw new Error('this machine has not been enrolled');
@@ -130,17 +162,16 @@ describeModel({
       },
     },
     'xstate.done.actor.enrol': {
-      samples: [doneEvent<LifecycleIdentity>('enrol', { node: 'the name the controller gives' })],
+      samples: [doneEvent<LifecycleIdentity>('enrol', { node: NODE_NAMED })],
+      drive: (system) => becomeNode(system),
+    },
+    // The running host's own view of an enrolment: an identity appears in its store. The person
+    // runs `nox-mesh-host enrol` beside it, to its end; the host takes the identity and links.
+    'xstate.done.actor.identity': {
+      samples: [doneEvent<LifecycleIdentity>('identity', { node: NODE_NAMED })],
       async drive(system) {
-        const { machine } = system;
-        const outcome = await machine.finishEnrolment();
-        if (!('node' in outcome)) throw new Error(`the enrolment was refused: ${outcome.condition}`);
-        system.nkey = outcome.nkey;
-        // The running host takes the identity, links, and applies the overlay, then the full declaration.
-        await until('the host to link and apply its full declaration', async () => {
-          const state = await machine.store();
-          return machine.linkAccount === 'up' && kindHeld(state) === 'full' && ownedKeys(state).length === OVERLAY_KEYS.length ? true : undefined;
-        }, undefined, () => machine.said.join('\n'));
+        await system.machine.startEnrolment(await system.mesh.issueToken());
+        await becomeNode(system);
       },
     },
     'xstate.error.actor.enrol': {
@@ -231,6 +262,7 @@ describeModel({
       expect(await machine.tree()).toEqual(['/etc/', '/etc/hostname', '/etc/os-release']);
     },
     async hosted({ mesh: shared, machine }, snapshot) {
+      await expectLifecycle(machine, 'hosted');
       expect(machine.hostFailure).toBeUndefined();
       expect(machine.hostRunning).toBe(true);
       expect(machine.linkAccount).toBe('none');
@@ -253,6 +285,7 @@ describeModel({
       }
     },
     async enrolling({ mesh: shared, machine }) {
+      await expectLifecycle(machine, 'hosted');
       expect(await machine.enrolmentHeld()).toBe(true);
       expect(machine.hostRunning).toBe(true);
       expect((await machine.store())?.identity ?? null).toBeNull();
@@ -273,6 +306,7 @@ describeModel({
     },
     'enrolled.operating': async (system) => {
       const { mesh: shared, machine } = system;
+      await expectLifecycle(machine, 'enrolled.operating');
       expect(machine.hold.waiting).toEqual([]);
       const state = await machine.store();
       expect(kindHeld(state)).toBe('full');
@@ -287,6 +321,7 @@ describeModel({
       }, 4 * RIG_DRIFT_MS);
     },
     'enrolled.releasing': async ({ mesh: shared, machine }, snapshot) => {
+      await expectLifecycle(machine, 'enrolled.releasing');
       expect(snapshot.context.finalDeclarationHeld).toBe(true);
       const waiting = [...machine.hold.waiting];
       expect(waiting.length).toBeGreaterThan(0);
@@ -299,6 +334,7 @@ describeModel({
       expect(record?.release_generation ?? null).not.toBeNull();
     },
     'enrolled.retrying': async ({ mesh: shared, machine }, snapshot) => {
+      await expectLifecycle(machine, 'enrolled.retrying');
       expect(machine.hold.waiting).toEqual([]);
       const state = await machine.store();
       expect(kindHeld(state)).toBe('final');
@@ -318,6 +354,7 @@ describeModel({
     },
     async disconnected(system, snapshot) {
       const { machine } = system;
+      await expectLifecycle(machine, 'disconnected');
       const node = nodeOf(machine);
       const state = await machine.store();
       expect(state?.identity?.node).toBe(node);

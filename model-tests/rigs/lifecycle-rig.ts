@@ -11,6 +11,7 @@ import { DEFAULT_SETTINGS, type HostSettings } from '../../actors/host/host-cont
 import { detectProfile } from '../../actors/host/profile/detect-profile';
 import type { ApplierSet } from '../../actors/host/reconcile/applier-set';
 import type { HostTimings } from '../../actors/host/run/host-timings';
+import { readHostStatus } from '../../actors/host/run/host-status';
 import type { RouseSource } from '../../actors/host/run/rouse-signal';
 import { runHost } from '../../actors/host/run/run-host';
 import { HostStore } from '../../actors/host/store/host-store';
@@ -442,6 +443,14 @@ export class LifecycleMachine {
     this.others.push(root);
     await writeMachineFiles(root, hostname);
     return runProgram(HOST_PROGRAM, ['enrol', '--token', token, '--root', root, '--json']);
+  }
+
+  /**
+   * The state of the host's lifecycle actor, as the running host last wrote it in its status
+   * file (what `nox-mesh-host status` reads); null when it has written none.
+   */
+  async lifecycleState(): Promise<string | null> {
+    return (await readHostStatus(this.stateDir))?.lifecycle ?? null;
   }
 
   /** The host's store, or null when there is none. */

@@ -7,7 +7,7 @@ import { formatCall, formatCallList } from '../calls/format-calls';
 import { startControlDispatcher } from '../control/control-dispatcher';
 import type { VerbRegistry } from '../control/verb-registry';
 import type { ControllerContext } from '../controller-context';
-import { formatTree } from './format-tree';
+import { formatTree } from '../../shared/supervisor/format-tree';
 import type { ControllerService, ServiceLedger } from './service-ledger';
 
 /** The arguments of `calls`: one call by id, or the newest `limit` (20 unless given). */

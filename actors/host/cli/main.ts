@@ -26,6 +26,8 @@ const VERBS = new Map<string, () => CommandClass>([
   ['briefing', () => (require('./briefing.command') as typeof import('./briefing.command')).BriefingCommand],
   ['enrol', () => (require('./enrol.command') as typeof import('./enrol.command')).EnrolCommand],
   ['run', () => (require('./run.command') as typeof import('./run.command')).RunCommand],
+  ['status', () => (require('./status.command') as typeof import('./status.command')).StatusCommand],
+  ['tree', () => (require('./tree.command') as typeof import('./tree.command')).TreeCommand],
 ]);
 /* eslint-enable @typescript-eslint/no-require-imports */
 

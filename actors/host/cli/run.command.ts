@@ -18,7 +18,9 @@ export class RunCommand extends HostCommand {
       this node's declarations as they arrive — each verified against the controller's key and
       refused, and reported, when it is not newer than what the host holds — applies them,
       reconciles every ten minutes, and reports each pass. Not enrolled yet, it waits for
-      nox-mesh-host enrol without holding the store. It opens no listening socket. Log lines
+      nox-mesh-host enrol without holding the store. It opens no listening socket; it keeps
+      host-status.json in its state directory up to date, which nox-mesh-host status and
+      nox-mesh-host tree read. Log lines
       go to standard output; with --json, one JSON object per line (NDJSON), down to the last
       ({"stopped": true}) or the error that stopped it.
     `,

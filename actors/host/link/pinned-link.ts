@@ -15,6 +15,8 @@ export interface LinkListener {
   linked(connection: NatsConnection, again: boolean): void;
   /** The connection stopped working and is being closed. */
   unlinked(): void;
+  /** An attempt to reach the broker failed, and the link waits before the next. */
+  unreachable?(): void;
   /** Something a person reading the host's log should see; never carries key material. */
   note(line: string): void;
 }
@@ -117,6 +119,7 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
       }
     },
     waiting: (delayMs, problem) => {
+      listener.unreachable?.();
       // Said when it changes, not at every attempt: a host away for a week would fill its log.
       if (problem === null || problem === lastNoted) return;
       lastNoted = problem;

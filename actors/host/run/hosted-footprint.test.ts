@@ -31,7 +31,7 @@ describe('a hosted host', () => {
 
     expect(said).toMatch(/^hosted: this machine has no identity yet/m);
     expect(packagesAmong(files).filter((name) => /libsodium|tweetnacl|@nats-io/.test(name))).toEqual([]);
-    const ofNode = files.filter((file) => /[\\/]actors[\\/](host[\\/](link|enrolment)|shared[\\/]crypto)[\\/]|enrolled-session/.test(file));
+    const ofNode = files.filter((file) => /[\\/]actors[\\/](host[\\/](link|enrolment)|shared[\\/]crypto)[\\/]|host-tree|node-work|host-lifecycle/.test(file));
     expect(ofNode).toEqual([]);
   });
 

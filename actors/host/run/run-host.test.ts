@@ -9,6 +9,8 @@ import type { Report } from '../../../schema/report';
 import { generateSigningKeyPair, sealEnvelope } from '../../shared/crypto';
 import { startTestBroker, type TestBroker } from '../../../tests/broker/test-broker';
 import { EnrolCommand } from '../cli/enrol.command';
+import { StatusCommand } from '../cli/status.command';
+import { TreeCommand } from '../cli/tree.command';
 import { FakeController, type ReportTap } from '../link/testing/fake-controller';
 import { runVerb } from '../profile/testing/cli-harness';
 import { listeningSockets, socketsOf } from './testing/process-sockets';
@@ -34,7 +36,7 @@ let exited: Promise<number | null>;
 let enrolledWith = '';
 
 
-const { said } = hostWaits(() => output);
+const { said, until } = hostWaits(() => output);
 const fileOnMachine = (file: string) => fs.readFile(path.join(root, file), 'utf8').catch(() => undefined);
 const storeNow = async (): Promise<HostState> => JSON.parse(await fs.readFile(path.join(stateDir, 'state.json'), 'utf8')) as HostState;
 
@@ -81,6 +83,9 @@ describe('nox-mesh-host run, as a real process', () => {
   test('while hosted it holds no lock, so enrol runs beside it; then it takes the identity and links as the node', async () => {
     await said(/^hosted: this machine has no identity yet/m);
     expect(await fs.readFile(path.join(stateDir, 'host.pid'), 'utf8')).toBe(`${host.pid}\n`);
+    const hosted = await runVerb([StatusCommand], ['status', '--root', root, '--json']);
+    expect(JSON.parse(hosted.stdout)).toMatchObject({ running: true, pid: host.pid, lifecycle: 'hosted', node: null, tree: null });
+    expect((await runVerb([TreeCommand], ['tree', '--root', root])).stdout).toMatch(/^no tree: the host \(process \d+\) is hosted, waiting to be enrolled$/m);
 
     const token = await controller.issueToken();
     enrolledWith = token.token_id;
@@ -107,6 +112,36 @@ describe('nox-mesh-host run, as a real process', () => {
     expect(state.last_declaration?.applied_generation).toBe(1);
     expect(state.last_declaration?.digest).toBe(report.declaration_digest);
     expect(report.report_sequence).toBeLessThanOrEqual(state.report_sequence);
+  });
+
+  test('status and tree show the running node from its status file: lifecycle, link, last pass, last declaration, and its actors', async () => {
+    const status = await until('the status to show the pass over generation 1', async () => {
+      const shown = await runVerb([StatusCommand], ['status', '--root', root, '--json']);
+      const parsed = JSON.parse(shown.stdout) as { last_pass: { counts: Record<string, number> } | null; last_declaration: { generation: number } | null };
+      return shown.code === 0 && parsed.last_declaration?.generation === 1 && parsed.last_pass !== null ? parsed : undefined;
+    });
+    expect(status).toMatchObject({
+      running: true,
+      pid: host.pid,
+      lifecycle: 'enrolled.operating',
+      node: NODE,
+      linked_since: expect.any(String),
+      last_pass: { outcome: 'converged', reasons: expect.any(Array) },
+      last_declaration: { generation: 1, kind: 'overlay', epoch: 5, resources: 1, taken_at: expect.any(String) },
+    });
+    const text = await runVerb([StatusCommand], ['status', '--root', root]);
+    expect(text.stdout).toMatch(/^lifecycle\s+enrolled\.operating \(node runner, process \d+\)$/m);
+    expect(text.stdout).toMatch(/^last declaration\s+generation 1 \(overlay, epoch 5, 1 resources\), taken \d+ s ago$/m);
+
+    const tree = await runVerb([TreeCommand], ['tree', '--root', root, '--json']);
+    expect(tree.code).toBe(0);
+    const root_ = JSON.parse(tree.stdout) as { id: string; children: Array<{ id: string; child_state?: string; children: Array<{ id: string; children: Array<{ id: string; state: string }> }> }> };
+    expect(root_.id).toBe('host');
+    expect(root_.children.map((child) => [child.id, child.child_state])).toEqual([['lifecycle', 'enrolled.operating']]);
+    const node = root_.children[0]!.children;
+    expect(node.map((child) => child.id)).toEqual(['node']);
+    expect(node[0]!.children.map((child) => [child.id, child.state])).toEqual([['link', 'running'], ['intake', 'running'], ['heartbeats', 'running'], ['reconcile', 'running']]);
+    expect((await runVerb([TreeCommand], ['tree', '--root', root])).stdout).toMatch(/^host {2}supervising\n└─ lifecycle {2}running {2}enrolled\.operating\n {3}└─ node {2}supervising\n/);
   });
 
   const refusedCases: Array<[string, RegExp, () => Promise<unknown>, Report['refused']]> = [
@@ -207,6 +242,15 @@ describe('nox-mesh-host run, as a real process', () => {
     expect(await exited).toBe(0);
     await expect(fs.stat(path.join(stateDir, 'host.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(output).toMatch(/^stopped$/m);
+  });
+
+  test('status, once it has stopped, says it is not running and exits 1, though its last status file is still there', async () => {
+    await fs.stat(path.join(stateDir, 'host-status.json'));
+    const shown = await runVerb([StatusCommand], ['status', '--root', root]);
+    expect(shown.code).toBe(1);
+    expect(shown.stdout).toBe('');
+    expect(shown.stderr).toMatch(/^error: nox-mesh-host run is not running over this state directory \(its status was last written at .*\): ".*var\/lib\/mesh-host"\nnext: {2}start it/);
+    expect((await runVerb([TreeCommand], ['tree', '--root', root, '--json'])).code).toBe(1);
   });
 });
 

@@ -1,12 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { HostContext, HostParts, HostSettings } from '../host-context';
+import type { HostParts, HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
-import type { HostKind, ResourceShape } from '../../../schema/resource';
+import type { HostKind } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
-import { StoreInconsistent } from '../reconcile/store-inconsistent';
-import { StoreLocked } from '../store/store-errors';
 import type { HostLog } from './host-log';
+import type { HostTree } from './host-tree';
 import { timingsFromEnvironment, type HostTimings } from './host-timings';
+import { writeHostStatus, type HostStatus } from './host-status';
 import { claimPidfile } from './pidfile';
 import { signalRouses, type RouseSource } from './rouse-signal';
 import { plainlyHosted, waitForIdentity } from './wait-for-identity';
@@ -37,16 +36,19 @@ export interface RunHostOptions {
   rouses?: RouseSource;
   /** Timings that differ from the defaults; unless given, read from MESH_HOST_TIMINGS. */
   timings?: HostTimings;
+  /** Hears the host's supervision tree each time it starts. */
+  onTree?: (tree: HostTree) => void;
 }
 
 const DEFAULT_POLL_MS = 3000;
 
 /**
- * The host process, `nox-mesh-host run`: claims the pidfile (where a rouse finds it), and then,
- * for as long as it runs, is one of two things. Hosted — no identity — it holds nothing, not
- * even the store lock, so `nox-mesh-host enrol` can run beside it, and it looks for an identity
- * whenever the state directory changes. Enrolled, it holds the store and runs the node (see
- * runEnrolledSession) until it is stopped or released, and then is hosted again.
+ * The host process, `nox-mesh-host run`: claims the pidfile (where a rouse finds it). Hosted —
+ * no identity — it holds nothing, not even the store lock, so `nox-mesh-host enrol` can run
+ * beside it, and it looks for an identity whenever the state directory changes; until the
+ * machine may be a node it loads nothing of one. Then it runs as a supervision tree whose child
+ * is the lifecycle actor (host-tree.ts), which holds the store and runs the node while there is
+ * an identity, and is hosted again once released.
  *
  * It only ever dials out: there is no listening socket. A rouse is SIGUSR1 to the pid in the
  * pidfile, and goes to the link while enrolled.
@@ -55,73 +57,28 @@ export async function runHost(options: RunHostOptions): Promise<void> {
   const { settings, log, signal } = options;
   const timings = options.timings ?? timingsFromEnvironment(process.env);
   const rouses = options.rouses ?? signalRouses();
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const startedAt = new Date();
   const pidfile = await claimPidfile(settings.stateDir);
   // Left by a host that installed this version and died before it could exit: done already.
   await clearRestartDue(settings.stateDir);
   let setup: Promise<NodeSetup> | undefined;
   const node = (): Promise<NodeSetup> => (setup ??= typeof options.node === 'function' ? options.node() : Promise.resolve(options.node));
-  const waitHosted = async (): Promise<void> => {
-    log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
-    const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
-    try {
-      await waitForIdentity(settings.stateDir, signal, options.pollMs ?? DEFAULT_POLL_MS);
-    } finally {
-      stopListening();
-    }
-  };
   try {
-    let toldLocked = false;
-    while (!signal.aborted) {
-      // Not a node, plainly: wait without loading the store's code or the node's.
-      if (await plainlyHosted(settings.stateDir)) {
-        await waitHosted();
-        continue;
-      }
-      let host: HostContext;
+    // Not a node, plainly: wait without loading the store's code, the node's or the actors'.
+    while (!signal.aborted && (await plainlyHosted(settings.stateDir))) {
+      log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
+      await writeHostStatus(settings.stateDir, hostedStatus(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
+      const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
       try {
-        host = await hostCode().openHost(settings, (await node()).parts);
-      } catch (error) {
-        // `enrol` holds the store while it works; it lets go in moments.
-        if (!(error instanceof StoreLocked)) throw error;
-        if (!toldLocked) log.say(`waiting for the store: ${error.message}`);
-        toldLocked = true;
-        await sleep(500, undefined, { signal }).catch(() => undefined);
-        continue;
-      }
-      toldLocked = false;
-      let open = true;
-      try {
-        if (host.storeProblem !== undefined) log.say(`warning: ${host.storeProblem}`);
-        const identity = host.state.current().identity;
-        if (identity === null) {
-          await host.close();
-          open = false;
-          await waitHosted();
-          continue;
-        }
-        const pins = host.state.current().pins;
-        if (pins === null) {
-          throw new StoreInconsistent(`the host store holds the identity of node ${identity.node} but no broker or controller key`, {
-            next: 're-enrol this machine (nox-mesh-host enrol --token …) so they are pinned again',
-          });
-        }
-        log.say(`enrolled as node ${identity.node}; reaching the broker at ${pins.broker_url}`);
-        const { runEnrolledSession } = await nodeCode();
-        const { rules, hostKind } = await node();
-        const end = await runEnrolledSession({
-          host,
-          rules,
-          log,
-          hostKind: hostKind ?? hostKindOf(rules.shapes),
-          rouses,
-          timings,
-        }, signal);
-        // A new version of the host is installed: exit 0, and the launcher starts it.
-        if (end === 'restart') break;
+        await waitForIdentity(settings.stateDir, signal, pollMs);
       } finally {
-        if (open) await host.close();
+        stopListening();
       }
     }
+    // A new version of the host is installed when the tree ends with 'restart': exit 0, and
+    // the launcher starts it.
+    if (!signal.aborted) await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
     log.say('stopped');
   } finally {
     await pidfile.release();
@@ -129,27 +86,19 @@ export async function runHost(options: RunHostOptions): Promise<void> {
 }
 
 /**
- * The store's code (and with it the contracts and zod), loaded when the store is first opened: a
- * machine plainly waiting to be enrolled needs none of it.
+ * The code of a node and of the host's actors, loaded the first time this machine may be one:
+ * the store, the NATS client, the link, XState and the machines. A machine waiting to be
+ * enrolled needs none of it, and in the bundle what is never required is never evaluated.
+ * Signatures are checked with Node's own Ed25519 (actors/shared/crypto/ed25519.ts), so no host
+ * process loads libsodium; see hosted-footprint.test.ts.
  */
-function hostCode(): typeof import('../host-context') {
+function treeCode(): typeof import('./host-tree') {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('../host-context') as typeof import('../host-context');
+  return require('./host-tree') as typeof import('./host-tree');
 }
 
-/**
- * The code of a node, loaded the first time this machine is one: the NATS client, the link and
- * the reconcile actor. A machine waiting to be enrolled needs none of it, and in the bundle what
- * is never required is never evaluated. Signatures are checked with Node's own Ed25519
- * (actors/shared/crypto/ed25519.ts), so no host process loads libsodium; see
- * hosted-footprint.test.ts.
- */
-async function nodeCode(): Promise<typeof import('./enrolled-session')> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('./enrolled-session') as typeof import('./enrolled-session');
-}
-
-// An episodic host is the one that takes no packages (schema/resource.ts, SHAPES_FOR_HOST_KIND).
-function hostKindOf(shapes: readonly ResourceShape[]): HostKind {
-  return shapes.includes('package') ? 'resident' : 'episodic';
+// Waiting to be enrolled, the host has no tree yet: it says so without loading one.
+function hostedStatus(startedAt: Date): HostStatus {
+  const now = new Date().toISOString();
+  return { format: 1, pid: process.pid, started_at: startedAt.toISOString(), written_at: now, lifecycle: 'hosted', node: null, linked_since: null, last_linked_at: null, last_pass: null, last_declaration: null, tree: null };
 }

@@ -1,4 +1,4 @@
-import { createActor, createMachine, SimulatedClock } from 'xstate';
+import { createActor, createMachine, setup, SimulatedClock, spawnChild } from 'xstate';
 import { describeTree } from './describe-tree';
 import { FakeChild, settle } from './fake-child';
 import { supervise } from './supervise';
@@ -64,6 +64,28 @@ describe('describeTree', () => {
     const actor = createActor(supervise({ name: 'host', ...limits, children: [{ id: 'both', logic: both, restart: 'permanent' }] }));
     actor.start();
     expect(describeTree(actor).children[0]?.child_state).toBe('link.up, store.open');
+    actor.stop();
+  });
+  it('shows a supervisor that a machine child spawned below that child, as the host\'s lifecycle spawns its node', () => {
+    const node = supervise({ name: 'node', ...limits, children: [{ id: 'link', logic: createMachine({ id: 'link', initial: 'connecting', states: { connecting: {} } }), restart: 'permanent' }] });
+    const lifecycle = setup({ actors: { node } }).createMachine({
+      id: 'lifecycle',
+      initial: 'hosted',
+      states: { hosted: { on: { enrolled: { target: 'enrolled', actions: spawnChild('node', { id: 'node' }) } } }, enrolled: {} },
+    });
+    const actor = createActor(supervise({ name: 'host', ...limits, children: [{ id: 'lifecycle', logic: lifecycle, restart: 'permanent' }] }), { clock: new SimulatedClock() });
+    actor.start();
+    expect(describeTree(actor).children).toEqual([{ id: 'lifecycle', state: 'running', restarts: 0, child_state: 'hosted', children: [] }]);
+
+    const slot = actor.getSnapshot().children.lifecycle;
+    slot?.getSnapshot().children.child.send({ type: 'enrolled' });
+    expect(describeTree(actor).children).toEqual([{
+      id: 'lifecycle',
+      state: 'running',
+      restarts: 0,
+      child_state: 'enrolled',
+      children: [{ id: 'node', state: 'supervising', restarts: 0, children: [{ id: 'link', state: 'running', restarts: 0, child_state: 'connecting', children: [] }] }],
+    }]);
     actor.stop();
   });
 });

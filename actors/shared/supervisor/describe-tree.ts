@@ -55,7 +55,15 @@ function describeSlot(id: string, slot: AnyMachineSnapshot): SupervisionTreeNode
   if (supervisorSpecOf(childSnapshot.machine) !== undefined) {
     return { ...node, child_state: stateText(childSnapshot.value as StateValue), children: slotsOf(childSnapshot as AnyMachineSnapshot) };
   }
-  return { ...node, child_state: stateText(childSnapshot.value as StateValue) };
+  return { ...node, child_state: stateText(childSnapshot.value as StateValue), children: spawnedSupervisors(childSnapshot as AnyMachineSnapshot) };
+}
+
+// A machine that runs a supervisor of its own (the host's lifecycle spawns its node's): shown
+// below it, as a nested supervisor is.
+function spawnedSupervisors(machine: AnyMachineSnapshot): SupervisionTreeNode[] {
+  return Object.values(machine.children as Record<string, AnyActorRef | undefined>)
+    .filter((child): child is AnyActorRef => child !== undefined && supervisorSpecOf((child.getSnapshot() as Partial<AnyMachineSnapshot>).machine) !== undefined)
+    .map((child) => describeTree(child));
 }
 
 /** `a`, or `a.b` for a nested state, or `a.b, c.d` for parallel regions. */

@@ -1,4 +1,4 @@
-import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import type { SupervisionTreeNode } from './describe-tree';
 
 /**
  * The supervision tree for a person, one actor a line: its id, its slot's state, its own state

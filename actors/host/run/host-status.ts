@@ -1,0 +1,118 @@
+import { constants } from 'node:fs';
+import path from 'node:path';
+import * as fs from '../../shared/fs/promised-fs';
+import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+
+/** The status file's name in the state directory: what `nox-mesh-host status` and `tree` read. */
+export const STATUS_FILE = 'host-status.json';
+
+/** The last pass the running host made. */
+export interface PassStatus {
+  /** When it finished (UTC, ISO 8601). */
+  at: string;
+  /** What started it: `start`, `declaration`, `drift`, `link`. */
+  reasons: string[];
+  /** `converged`, or `failed` when a resource failed, was refused or could not be kept. */
+  outcome: 'converged' | 'failed';
+  /** Resources by outcome (`applied`, `unchanged`, `removed`, `failed`, …). */
+  counts: Record<string, number>;
+}
+
+/** The last declaration the host took or holds. */
+export interface DeclarationStatus {
+  generation: number;
+  kind: string;
+  epoch: number;
+  resources: number;
+  /** When this host took it; null for one it already held when it started. */
+  taken_at: string | null;
+}
+
+/**
+ * What the running host says about itself, rewritten whenever it changes. Read without asking
+ * the host anything: the host opens no socket, so a file is how it is seen.
+ */
+export interface HostStatus {
+  format: 1;
+  /** The process that wrote it; the pidfile says whether it still runs. */
+  pid: number;
+  /** When the host process started. */
+  started_at: string;
+  written_at: string;
+  /** The lifecycle actor's state: `hosted`, `enrolled.operating`, `disconnected`, … */
+  lifecycle: string;
+  node: string | null;
+  /** Since when the current link is up; null while there is none. */
+  linked_since: string | null;
+  /** When the host last had a link (up to now while linked); null when it never had one. */
+  last_linked_at: string | null;
+  last_pass: PassStatus | null;
+  last_declaration: DeclarationStatus | null;
+  /** The live supervision tree; null while the host waits to be enrolled and has none. */
+  tree: SupervisionTreeNode | null;
+}
+
+/**
+ * Writes the status file so that a reader sees the whole old file or the whole new one: a file
+ * beside it, renamed over it. Not synced to disk: a status is worth nothing after a power cut
+ * (the host that wrote it is gone), and a flush at every change would cost the host for nothing.
+ */
+export async function writeHostStatus(stateDir: string, status: HostStatus): Promise<void> {
+  const file = path.join(stateDir, STATUS_FILE);
+  const temp = path.join(stateDir, `.${STATUS_FILE}.${process.pid}.tmp`);
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
+  try {
+    await handle.writeFile(`${JSON.stringify(status, null, 2)}\n`);
+  } finally {
+    await handle.close();
+  }
+  await fs.rename(temp, file);
+}
+
+/** The status file as written, or undefined when there is none or it is not a status of this format. */
+export async function readHostStatus(stateDir: string): Promise<HostStatus | undefined> {
+  try {
+    const status = JSON.parse(await fs.readFile(path.join(stateDir, STATUS_FILE), 'utf8')) as Partial<HostStatus> | null;
+    return status !== null && typeof status === 'object' && status.format === 1 && typeof status.pid === 'number' ? (status as HostStatus) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Keeps the status file up to date without ever writing two at once: a change asked for while
+ * one is being written is written once that one is done, with what is true then.
+ */
+export class StatusWriter {
+  private writing: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly stateDir: string,
+    private readonly compose: () => HostStatus,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Something changed: the file is rewritten soon. */
+  changed(): void {
+    if (this.writing !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.writing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => writeHostStatus(this.stateDir, this.compose()))
+      .catch(this.onError)
+      .finally(() => {
+        this.writing = undefined;
+        if (this.again) {
+          this.again = false;
+          this.changed();
+        }
+      });
+  }
+
+  /** Settles once every change asked for so far is written. */
+  async flushed(): Promise<void> {
+    while (this.writing !== undefined) await this.writing;
+  }
+}
