@@ -59,7 +59,7 @@ const controllerTypeofHost = lintCase('controller typeof import()s host', 'actor
 const controllerToShared = lintCase('controller imports shared', 'actors/controller/nodes/probe.ts', imports('../../shared/fs/atomic-write'));
 const controllerToNearHost = lintCase('controller imports a file named host-…', 'actors/controller/nodes/probe.ts', imports('./host-list'));
 const controllerTest = lintCase('controller test imports host', 'actors/controller/nodes/probe.test.ts', imports('../../host/store/host-store'));
-const brokerToHost = lintCase('broker imports host code', 'actors/controller/broker/auth-file.ts', imports('../../host/store/atomic-write'));
+const brokerToHost = lintCase('broker imports host code', 'actors/controller/broker/auth-file.ts', imports('../../host/store/host-store'));
 const hostToController = lintCase('host imports controller', 'actors/host/link/probe.ts', imports('../../controller/store/nodes.repo'));
 const hostRequiresController = lintCase('host requires controller', 'actors/host/cli/probe.ts', "export const x = (require('../../controller/nodes/format-node-list') as typeof import('../../controller/nodes/format-node-list')).formatNodeList;\n");
 const sharedToHost = lintCase('shared imports host', 'actors/shared/bus/probe.ts', imports('../../host/store/host-store'));

@@ -26,6 +26,7 @@ import { releasedState } from './released-state';
 import type { RouseSource } from './rouse-signal';
 import type { DeclarationStatus, PassStatus } from './host-status';
 import { SerialWork } from './serial-work';
+import { messageOf } from '../../shared/message-of';
 
 /** What a node's work runs with. */
 export interface NodeWorkOptions {
@@ -423,8 +424,4 @@ function parseJson(data: Uint8Array): unknown {
 function describeCounts(report: PassReport): string {
   const counts = Object.entries(report.counts).map(([outcome, count]) => `${count} ${outcome}`);
   return counts.length === 0 ? 'nothing to do' : counts.join(', ');
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import * as fs from '../../shared/fs/promised-fs';
-import { writeFileAtomic } from '../store/atomic-write';
+import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { OperatorError } from '../../shared/operator-error';
 import { isProcessAlive, readPidFile } from '../../shared/process/pid';
 
