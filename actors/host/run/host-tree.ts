@@ -1,13 +1,8 @@
-import type { HostSettings } from '../host-context';
 import { runRootSupervisor, type RootSupervisor } from '../../shared/supervisor/run-root-supervisor';
 import { supervise, type SupervisorSpec } from '../../shared/supervisor/supervise';
 import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
-import { HostLifecycle } from './host-lifecycle.actor';
-import type { HostLog } from './host-log';
-import type { HostTimings } from './host-timings';
+import { HostLifecycle, type HostLifecycleOptions } from './host-lifecycle.actor';
 import { StatusWriter, type HostStatus } from './host-status';
-import type { RouseSource } from './rouse-signal';
-import type { NodeSetup } from './run-host';
 
 /** The root supervisor's limits: the lifecycle failing more than three times a minute stops the host. */
 export const HOST_SUPERVISION: Pick<SupervisorSpec, 'maxRestarts' | 'windowMs' | 'backoff'> = {
@@ -16,14 +11,8 @@ export const HOST_SUPERVISION: Pick<SupervisorSpec, 'maxRestarts' | 'windowMs' |
   backoff: { baseMs: 500, maxMs: 10_000 },
 };
 
-/** What the host's tree runs with. */
-export interface HostTreeOptions {
-  settings: HostSettings;
-  node: () => Promise<NodeSetup>;
-  log: HostLog;
-  rouses: RouseSource;
-  timings: HostTimings;
-  pollMs: number;
+/** What the host's tree runs with: the lifecycle's work, less the hooks the tree gives it itself. */
+export interface HostTreeOptions extends Omit<HostLifecycleOptions, 'fail' | 'restartDue' | 'changed'> {
   /** Aborted by SIGTERM or SIGINT: the host stops between resources. */
   signal: AbortSignal;
   /** Hears the tree once it runs. */
