@@ -12,10 +12,8 @@ import { signedDeclaration } from '../host/signed-declaration';
 import { cpuSeconds } from '../proc-stat';
 import { admitMembers } from './admit-members';
 import { fleetMembers, inBatches, probeFleetBroker } from './fleet-member';
-import { concurrentFloor, sequentialFloor } from './nats-floor';
 import { ReportWatch } from './report-watch';
-import { SimulatedHost } from './simulated-host';
-import { mainThreadCpuSeconds } from './thread-cpu';
+import { SimulatorShards } from './simulator-shards';
 
 /** What one fleet size is asked to do. */
 export interface PushPlan {
@@ -28,6 +26,8 @@ export interface PushPlan {
   floorRounds: number;
   /** How long one round may take before the nodes still silent are counted as missing. */
   roundTimeoutMs: number;
+  /** Processes the simulated hosts are spread over (simulator-shards.ts). */
+  shards: number;
   say(line: string): void;
 }
 
@@ -41,15 +41,14 @@ export interface PushMeasurement {
   rounds: number[];
   /** How long the fleet took to come up (users, consumers, connections), ms. */
   setupMs: number;
-  /** The bench process's resident memory with the whole fleet up, MB. */
+  /** Resident memory of the simulator's processes with the whole fleet up, MB. */
   rssMb: number;
-  /**
-   * CPU time of this process (the controller's sends, every simulated host, the report
-   * watch) per node per counted declaration, ms: what sharing the machine costs each node.
-   */
+  /** Processes the simulated hosts ran in. */
+  shards: number;
+  /** CPU time of the simulated hosts' processes per node per counted declaration, ms. */
   simulatorCpuMsPerNode: number;
-  /** The part of it spent on the process's main thread, where all the JavaScript runs, ms. */
-  mainThreadCpuMsPerNode: number;
+  /** CPU time of this process (the controller's signing and sends, the report watch) per node per counted declaration, ms. */
+  controllerCpuMsPerNode: number;
   /** CPU time of nats-server per node per counted declaration, ms. */
   brokerCpuMsPerNode: number;
   /** Lines the simulated hosts logged (refusals, intake trouble), a few. */
@@ -63,7 +62,8 @@ const PUBLISH_WIDTH = 64;
  * Push-to-applied across a simulated fleet of `plan.nodes`, on a broker of its own: a real
  * nats-server with TLS and an nkey user per node (admitted in one reload), the declaration
  * stream and a durable consumer per node made by the controller's own code, and one
- * SimulatedHost per node on a root of its own under /dev/shm. Each round the controller signs
+ * SimulatedHost per node on a root of its own under /dev/shm, spread over `plan.shards`
+ * processes. Each round the controller signs
  * a new declaration for every node and publishes it to the node's subject as sendComposed does;
  * a node's time runs from the start of its publish to the arrival of its report on that
  * declaration. Then the floor: raw request/reply round trips over the same connections.
@@ -72,7 +72,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
   const setupStarted = performance.now();
   const broker = await startTestBroker({ dirPrefix: 'mesh bench-broker' });
   const rootsDir = await fs.mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'mesh-bench-fleet-'));
-  const hosts: SimulatedHost[] = [];
+  let fleet: SimulatorShards | undefined;
   try {
     const controller = await broker.connectAsController({ name: 'bench controller' });
     await ensureDeclarationStream(controller);
@@ -81,25 +81,23 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     plan.say(`push ${plan.nodes}: admitting ${plan.nodes} node users in one reload, making their consumers`);
     await admitMembers(broker, members);
     await inBatches(members, 16, (member) => openNodeConsumer(controller, member.name, { fresh: false }));
-    plan.say(`push ${plan.nodes}: connecting ${plan.nodes} simulated hosts`);
+    plan.say(`push ${plan.nodes}: connecting ${plan.nodes} simulated hosts in ${plan.shards} process${plan.shards === 1 ? '' : 'es'}`);
     const fleetBroker = await probeFleetBroker(broker.url, broker.fingerprint);
-    await inBatches(members, 32, async (member) => {
-      hosts.push(await SimulatedHost.start(member, fleetBroker, signing, rootsDir));
-    });
+    fleet = await SimulatorShards.start({ members, count: plan.shards, broker: fleetBroker, controller: { public_key: signing.public_key }, rootsDir, width: Math.max(4, Math.floor(32 / plan.shards)) });
+    const shards = fleet;
     const setupMs = performance.now() - setupStarted;
-    const rssMb = process.memoryUsage().rss / 2 ** 20;
     const watch = new ReportWatch(controller);
     const js = jetstream(controller);
 
     const latencies: number[] = [];
     const roundTimes: number[] = [];
     let simulatorCpuMs = 0;
-    let mainThreadCpuMs = 0;
+    let controllerCpuMs = 0;
     let brokerCpuMs = 0;
     for (let round = 1; round <= plan.rounds; round += 1) {
       const signed = members.map((member) => ({ member, ...signedDeclaration({ node: member.name, generation: round, resources: roundResources(round) }, signing.secret_key) }));
       const cpuBefore = process.cpuUsage();
-      const mainBefore = mainThreadCpuSeconds();
+      const shardsBefore = shards.cpuSeconds();
       const brokerBefore = cpuSeconds(broker.broker.pid);
       const started = performance.now();
       const times: number[] = [];
@@ -122,12 +120,12 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
         const late = plan.nodes - times.length;
         if (plan.nodes >= 100) plan.say(`push ${plan.nodes}: round ${round}: ${late} reports did not come within ${plan.roundTimeoutMs / 1000} s (first: ${watch.awaitedNodes().join(', ')})`);
         watch.close();
-        throw new Error(`${late} of ${plan.nodes} nodes did not report within ${plan.roundTimeoutMs / 1000} s of round ${round}; ${hosts.flatMap((host) => host.notes).slice(0, 3).join(' / ')}`);
+        throw new Error(`${late} of ${plan.nodes} nodes did not report within ${plan.roundTimeoutMs / 1000} s of round ${round}; ${(await shards.stop()).slice(0, 3).join(' / ')}`);
       }
       if (round > 1 || !plan.warmUp) {
         const cpu = process.cpuUsage(cpuBefore);
-        simulatorCpuMs += (cpu.user + cpu.system) / 1000;
-        mainThreadCpuMs += (mainThreadCpuSeconds() - mainBefore) * 1000;
+        controllerCpuMs += (cpu.user + cpu.system) / 1000;
+        simulatorCpuMs += (shards.cpuSeconds() - shardsBefore) * 1000;
         brokerCpuMs += (cpuSeconds(broker.broker.pid) - brokerBefore) * 1000;
         latencies.push(...times);
         roundTimes.push(outcome.last - started);
@@ -138,20 +136,19 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
 
     const payload = new TextEncoder().encode(JSON.stringify(signedDeclaration({ node: members[0]?.name ?? 'n', generation: 1, resources: roundResources(1) }, signing.secret_key).envelope));
     const floor: number[] = [];
-    const first = hosts[0];
-    if (plan.nodes === 1 && first !== undefined) {
-      floor.push(...(await sequentialFloor(first.member.name, first.connection, plan.floorRounds, payload)));
+    if (plan.nodes === 1) {
+      floor.push(...(await shards.floor(payload, plan.floorRounds)));
     } else {
-      for (let round = 0; round < plan.floorRounds; round += 1) {
-        floor.push(...(await concurrentFloor(hosts.map((host) => ({ name: host.member.name, connection: host.connection })), payload)));
-      }
+      for (let round = 0; round < plan.floorRounds; round += 1) floor.push(...(await shards.floor(payload)));
     }
-    return { latencies, floor, rounds: roundTimes, setupMs, rssMb,
-      simulatorCpuMsPerNode: simulatorCpuMs / Math.max(1, latencies.length),
-      mainThreadCpuMsPerNode: mainThreadCpuMs / Math.max(1, latencies.length),
-      brokerCpuMsPerNode: brokerCpuMs / Math.max(1, latencies.length), notes: hosts.flatMap((host) => host.notes).slice(0, 5) };
+    const per = Math.max(1, latencies.length);
+    const rssMb = shards.rssMb;
+    const notes = await shards.stop();
+    return { latencies, floor, rounds: roundTimes, setupMs, rssMb, shards: shards.count,
+      simulatorCpuMsPerNode: simulatorCpuMs / per, controllerCpuMsPerNode: controllerCpuMs / per,
+      brokerCpuMsPerNode: brokerCpuMs / per, notes };
   } finally {
-    await inBatches(hosts, 64, (host) => host.stop().catch(() => undefined));
+    fleet?.kill();
     await broker.stop();
     await fs.rm(rootsDir, { recursive: true, force: true });
   }
