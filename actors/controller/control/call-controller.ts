@@ -11,6 +11,7 @@ import {
   ControllerDidNotAnswer,
   ControllerNotRunning,
   ControllerRefused,
+  ControlRequestTooLarge,
 } from './control-errors';
 import type { VerbAnswer } from './verb-registry';
 
@@ -54,10 +55,12 @@ export async function callController(dir: string, verb: string, args: Record<str
     throw error;
   }
   try {
-    const request: ControlRequest = { format: 'mesh-control-1', verb, args };
+    const request = new TextEncoder().encode(JSON.stringify({ format: 'mesh-control-1', verb, args } satisfies ControlRequest));
+    const maxPayload = nc.info?.max_payload;
+    if (maxPayload !== undefined && request.byteLength > maxPayload) throw new ControlRequestTooLarge(verb, request.byteLength, maxPayload);
     let text: string;
     try {
-      text = (await nc.request(controlSubject(verb), JSON.stringify(request), { timeout: timeoutMs })).string();
+      text = (await nc.request(controlSubject(verb), request, { timeout: timeoutMs })).string();
     } catch (error) {
       if (isNoResponders(error)) throw new ControllerNotRunning(config.broker.url, root);
       if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs, root);

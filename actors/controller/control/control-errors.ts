@@ -1,4 +1,5 @@
 import { OperatorError } from '../../shared/operator-error';
+import { bytesText } from '../../../schema/bounds';
 import { shellWord } from '../config/shell-word';
 
 const SAME_VERSION = 'check that the CLI and the serving controller are the same version (mesh-control --version on both sides)';
@@ -125,5 +126,17 @@ export class ControllerRefused extends OperatorError {
     super(error.what, { ...(error.value === undefined ? {} : { value: error.value }), next: error.next, retryable: error.retryable });
     this.name = error.condition;
     this.condition = error.condition;
+  }
+}
+
+/**
+ * A control call larger than the broker carries in one message (its max_payload): refused
+ * before it is sent, since the client library would only fail with a bare protocol error.
+ */
+export class ControlRequestTooLarge extends OperatorError {
+  constructor(verb: string, bytes: number, maxPayload: number) {
+    super(`the \`${verb}\` request is ${bytesText(bytes)}, over the ${bytesText(maxPayload)} the broker carries in one message (its max_payload)`, {
+      next: 'declare less at once (split the resources into modules: mesh-control module add), or raise max_payload in the broker configuration and restart the broker',
+    });
   }
 }

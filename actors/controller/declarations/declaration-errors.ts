@@ -1,4 +1,5 @@
 import { OperatorError } from '../../shared/operator-error';
+import { bytesText } from '../../../schema/bounds';
 import type { NodeLifecycleState } from '../store/nodes.repo';
 
 /** A verb that sends a node declarations named a node that holds no identity to send them to. */
@@ -49,5 +50,18 @@ export class NodeNotOnOverlay extends OperatorError {
       next: `enrol the machine first: mesh-control token issue --node ${node}, then nox-mesh-host enrol --token …`,
     });
     this.node = node;
+  }
+}
+
+/**
+ * A declaration whose signed envelope is larger than the broker carries in one message: refused
+ * whole before it is recorded or sent, so the node's last declaration stands.
+ */
+export class DeclarationTooLargeForBroker extends OperatorError {
+  constructor(node: string, bytes: number, maxPayload: number) {
+    super(`node ${node}'s declaration, signed, is ${bytesText(bytes)}, over the ${bytesText(maxPayload)} the broker carries in one message (its max_payload)`, {
+      value: node,
+      next: 'declare less on this node (fewer or smaller resources; large content belongs in a package), or raise max_payload in the broker configuration and restart the broker',
+    });
   }
 }

@@ -6,6 +6,7 @@ import { envelopeDigest, sealEnvelope } from '../../shared/crypto/envelope';
 import type { ControllerContext } from '../controller-context';
 import { NotActing } from '../lease/lease-errors';
 import { busObjects } from './bus-objects';
+import { DeclarationTooLargeForBroker } from './declaration-errors';
 import { composeFull } from './compose-full';
 import { composeOverlay, type ComposedDeclaration } from './compose-overlay';
 import {
@@ -79,6 +80,9 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
       'declaration',
     );
     const envelope = sealEnvelope(payload, ctx.signingKey);
+    const bytes = Buffer.byteLength(JSON.stringify(envelope));
+    const maxPayload = ctx.nc.info?.max_payload;
+    if (maxPayload !== undefined && bytes > maxPayload) throw new DeclarationTooLargeForBroker(node, bytes, maxPayload);
     const digest = envelopeDigest(envelope);
     await recordDeclaration(tx, { node, generation, epoch, kind: composed.kind, digest, sent_at: sentAt });
     if (composed.previously_owned !== undefined) await clearPreviouslyOwned(tx, node);
