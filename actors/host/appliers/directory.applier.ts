@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkd
 import { basename, dirname, join } from 'node:path';
 import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
-import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
+import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
@@ -121,7 +121,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
     return kept;
   },
 
-  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<HandBack | undefined> {
     // What was kept is the record of the directory's mode and owner (its contents were never
     // the host's), so that is what goes back; the directory stays.
     const path = pathOfKey(key);
@@ -145,7 +145,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
       throw new ApplyFailed(`could not put the machine's ${path} back as it was: ${errorText(error)}; its original stays recorded at ${kept}`, { cause: error });
     }
     rmSync(kept, { force: true });
-    return `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}`;
+    return { outcome: 'handed_back', what: `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}` };
   },
 };
 
