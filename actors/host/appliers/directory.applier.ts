@@ -130,8 +130,9 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const record = readKeptRecord(kept, kept);
     const real = resolveUnderRootSync(ctx, path);
     const stats = lstatOrAbsentSync(real);
+    // Someone else's now: left alone for good, the record of the original kept for them.
     if (stats !== undefined && !stats.isDirectory()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}`);
+      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}` };
     }
     try {
       // Gone meanwhile: made again as the machine had it, since it was the machine's.

@@ -197,8 +197,10 @@ export const fileApplier: Applier<FileResource> = {
     const record = readKeptRecord(`${kept}.meta.json`, kept);
     const real = resolveUnderRootSync(ctx, path);
     const stats = lstatOrAbsentSync(real);
+    // Not the host's file any more, and not the machine's original: someone else's, left alone
+    // for good (trying again every pass would change nothing), the original kept for them.
     if (stats !== undefined && !stats.isFile()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}`);
+      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}, to put back by hand if it is wanted` };
     }
     const directory = lstatOrAbsentSync(dirname(real));
     if (directory === undefined || !directory.isDirectory()) {
