@@ -1,8 +1,8 @@
-import { createActor, fromPromise, initialTransition, toPromise, transition } from 'xstate';
+import { createActor, fromPromise, initialTransition, toPromise, transition, waitFor } from 'xstate';
 import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import { BriefingLine } from '../schema/briefing';
-import { adoptionMachine, couldNotRead, MAX_DETAIL } from './adoption.machine';
-import type { AdoptionObservation, KeepOriginalInput, KeptOriginal } from './adoption.machine';
+import { adoptionMachine, couldNotRead, isReleaseOutcome, MAX_DETAIL, TAKEN, takenSnapshotContext } from './adoption.machine';
+import type { AdoptionObservation, AdoptionOutcome, HandBackInput, HandBackResult, KeepOriginalInput, KeptOriginal, ReleaseOutcome } from './adoption.machine';
 
 type Snapshot = SnapshotFrom<typeof adoptionMachine>;
 
@@ -23,10 +23,10 @@ function walk(events: AnyEventObject[]): Snapshot {
   return snapshot;
 }
 
-function decisionOf(snapshot: Snapshot) {
-  expect(snapshot.status).toBe('done');
-  const decision = snapshot.output;
-  if (decision === undefined) throw new Error('no output');
+function decisionOf(snapshot: Snapshot): AdoptionOutcome {
+  expect(snapshot.hasTag('decided')).toBe(true);
+  const decision = snapshot.context.decision;
+  if (decision === null) throw new Error('no decision');
   // Every line the machine makes is one the briefing contract accepts.
   expect(BriefingLine.safeParse(decision.line).success).toBe(true);
   return decision;
@@ -136,10 +136,12 @@ describe('adoption machine', () => {
       },
     });
     const actor = createActor(logic, { input });
-    const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.observed', observation: matching });
-    const decision = await done;
+    // Taken is where the resource rests until it is released: decided, not done.
+    const snapshot = await waitFor(actor, (s) => s.hasTag('decided'));
+    expect(snapshot.status).toBe('active');
+    const decision = snapshot.context.decision!;
     expect(asked).toEqual([input.originalsDir]);
     expect(decision.take).toBe(true);
     expect(decision.originalKeptAt).toBe(KEPT_AT);
@@ -154,7 +156,7 @@ describe('adoption machine', () => {
     const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.observed', observation: unreadable });
-    expect((await done).line.status).toBe('unknown');
+    expect(((await done) as AdoptionOutcome).line.status).toBe('unknown');
     expect(asked).toBe(0);
   });
 
@@ -163,15 +165,114 @@ describe('adoption machine', () => {
     const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.observed', observation: matching });
-    expect((await done).line.detail).toMatch(/provide the keepOriginal actor/);
+    expect(((await done) as AdoptionOutcome).line.detail).toMatch(/provide the keepOriginal actor/);
   });
 
   test('documents every state and names every invoke', () => {
     const nodes = Object.values(adoptionMachine.root.states);
-    expect(nodes.map((node) => node.key).sort()).toEqual(['failed', 'keepingOriginal', 'kept', 'looking', 'taken', 'unknown']);
+    expect(nodes.map((node) => node.key).sort()).toEqual([
+      'failed', 'handedBack', 'handingBack', 'keepingOriginal', 'kept', 'looking', 'notHandedBack', 'originalMissing', 'removed', 'removing', 'stillHeld', 'taken', 'unknown',
+    ]);
     for (const node of nodes) {
       expect(node.description).toBeTruthy();
       for (const invoke of node.invoke) expect(invoke.id).toBe(invoke.src);
     }
+  });
+});
+
+describe('adoption machine: releasing what it holds', () => {
+  const released = (resuming = false): AnyEventObject => ({ type: 'resource.released', resuming });
+  const handedBack = (output: HandBackResult | null): AnyEventObject => ({ type: 'xstate.done.actor.handBack', actorId: 'handBack', output });
+  const handBackFailed = (error: unknown): AnyEventObject => ({ type: 'xstate.error.actor.handBack', actorId: 'handBack', error });
+  const removed = (output: string): AnyEventObject => ({ type: 'xstate.done.actor.remove', actorId: 'remove', output });
+  const removeFailed = (error: unknown): AnyEventObject => ({ type: 'xstate.error.actor.remove', actorId: 'remove', error });
+  const takenLine = { status: 'ok' as const, subject: input.subject, detail: `adopted; original kept at ${KEPT_AT}`, original_kept_at: KEPT_AT };
+
+  /** From `taken`, as the host restores it from its store. */
+  function fromTaken(events: AnyEventObject[]): Snapshot {
+    let snapshot = adoptionMachine.resolveState({ value: TAKEN, context: takenSnapshotContext(input, takenLine, KEPT_AT) });
+    for (const event of events) [snapshot] = transition(adoptionMachine, snapshot, event as never);
+    return snapshot;
+  }
+
+  function releaseOf(snapshot: Snapshot): ReleaseOutcome {
+    expect(snapshot.status).toBe('done');
+    const output = snapshot.output;
+    if (output === undefined || !isReleaseOutcome(output)) throw new Error(`not a release: ${JSON.stringify(output)}`);
+    if (output.line !== null) expect(BriefingLine.safeParse(output.line).success).toBe(true);
+    return output;
+  }
+
+  test('a taken resource, released, is handed back from the folder its original was kept in, and keeps nothing', () => {
+    expect(walk([observed(matching), keptAt(KEPT_AT), released()]).value).toBe('handingBack');
+    const snapshot = fromTaken([released(), handedBack({ outcome: 'handed_back', what: 'content, mode 0640, owner 1:1' })]);
+    expect(snapshot.value).toBe('handedBack');
+    expect(releaseOf(snapshot)).toEqual({
+      outcome: 'handed_back', held: false, line: null,
+      detail: "handed back the machine's original (content, mode 0640, owner 1:1); its kept copy is removed",
+    });
+  });
+
+  test('no copy left is handed back only when the host was already handing it back when it stopped', () => {
+    const resumed = releaseOf(fromTaken([released(true), handedBack(null)]));
+    expect(resumed).toMatchObject({ outcome: 'handed_back', held: false, line: null });
+    expect(resumed.detail).toBe(`handed back the machine's original (put back before the host stopped; kept at ${KEPT_AT} until then)`);
+
+    // Otherwise the copy was lost: said, and the resource left as it is, never claimed handed back.
+    const lost = fromTaken([released(false), handedBack(null)]);
+    expect(lost.value).toBe('originalMissing');
+    expect(releaseOf(lost)).toMatchObject({ outcome: 'failed', held: false, line: null });
+    expect(releaseOf(lost).detail).toMatch(new RegExp(`^the machine's original kept at ${KEPT_AT.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is no longer there, so nothing was put back: left as it is`));
+  });
+
+  test('what is no longer the original is undone by the table, and the line stays, saying so', () => {
+    const snapshot = fromTaken([released(), handedBack({ outcome: 'removed', what: 'the container there now is the host\'s; the original stays recorded' })]);
+    expect(snapshot.value).toBe('notHandedBack');
+    const release = releaseOf(snapshot);
+    expect(release).toMatchObject({ outcome: 'removed', held: false });
+    expect(release.line).toEqual({ ...takenLine, detail: release.detail });
+    expect(release.detail).toBe("removed; the container there now is the host's; the original stays recorded");
+  });
+
+  test('a hand-back that fails leaves the resource held, its line as it was', () => {
+    const snapshot = fromTaken([released(), handBackFailed(new Error('the record is unreadable'))]);
+    expect(snapshot.value).toBe('stillHeld');
+    expect(releaseOf(snapshot)).toEqual({ outcome: 'failed', held: true, line: takenLine, detail: 'could not hand it back, so it is still owned: the record is unreadable' });
+  });
+
+  test('what the host made itself is removed by the table, with no line left', () => {
+    const releasedFresh = walk([released()]);
+    expect(releasedFresh.value).toBe('removing');
+    expect(releaseOf(walk([released(), removed('forgotten')]))).toEqual({ outcome: 'forgotten', held: false, line: null });
+    const failed = walk([released(), removeFailed(new Error('EBUSY'))]);
+    expect(failed.value).toBe('stillHeld');
+    expect(releaseOf(failed)).toEqual({ outcome: 'failed', held: true, line: null, detail: 'could not remove it, so it is still owned: EBUSY' });
+  });
+
+  test('a conflict, unknown or failed adoption is not handed back: release is not an event there', () => {
+    for (const events of [[observed(conflicting), keptAt(KEPT_AT)], [observed(unreadable)], [observed(matching), keepFailed(new Error('x'))]]) {
+      const before = walk(events);
+      const [after] = transition(adoptionMachine, before, released() as never);
+      expect(after.value).toBe(before.value);
+    }
+  });
+
+  test('runs as an actor restored at taken: hands back from the originals folder of its input', async () => {
+    const asked: string[] = [];
+    const logic = adoptionMachine.provide({
+      actors: {
+        handBack: fromPromise<HandBackResult | null, HandBackInput>(async ({ input: given }) => {
+          asked.push(given.dir);
+          return { outcome: 'handed_back', what: 'content' };
+        }),
+      },
+    });
+    const snapshot = logic.resolveState({ value: TAKEN, context: takenSnapshotContext(input, takenLine, KEPT_AT) });
+    const actor = createActor(logic, { input, snapshot });
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'resource.released', resuming: false });
+    expect(await done).toMatchObject({ outcome: 'handed_back', held: false });
+    expect(asked).toEqual([input.originalsDir]);
   });
 });

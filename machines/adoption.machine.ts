@@ -1,4 +1,4 @@
-import { assertEvent, assign, fromPromise, setup } from 'xstate';
+import { and, assertEvent, assign, fromPromise, setup } from 'xstate';
 import type { BriefingLine } from '../schema/briefing';
 
 // One adoption decision: the first apply found something on the machine that the host did not
@@ -18,6 +18,14 @@ import type { BriefingLine } from '../schema/briefing';
 // Why unreadable is decided before keeping the original: there is nothing to keep from what
 // cannot be read, and trying would turn "we could not tell" (unknown) into "we could not do"
 // (failed), which the briefing treats differently (only `failed` holds back assignment).
+//
+// Hand-back is the same resource's end: once it is no longer declared (undeclared, or the node
+// released), what adoption took over gets the machine's original back, and what the host made
+// itself is removed by the removal table. It lives in this machine because the two rules are
+// one promise: the original kept on the way in is what is put back on the way out, and the host
+// never destroys what it did not make. A host that took a resource over is `taken` until then;
+// the host, which may be another process by that time, restores that state from its store (the
+// briefing line says where the original was kept) and sends `resource.released`.
 
 /**
  * What the machine has for one resource, as the resource's applier observed it. The same shape
@@ -72,50 +80,132 @@ export interface AdoptionOutcome {
   originalKeptAt?: string;
 }
 
-/** Events an adoption accepts besides its `keepOriginal` outcomes. */
+/** What the removal table did with a resource: the host's `Removal` (machines/ may not import actors/). */
+export type RemovalOutcome = 'removed' | 'stopped' | 'forgotten';
+
+/**
+ * What the `handBack` actor did with the original kept under its `dir`: `handed_back` when the
+ * machine has its original again (put back, or left in place as it was found), with what that
+ * was ("content, mode 0640, owner 1000:1000"); a removal when what is there now is not the
+ * original and cannot be made so (a container the host made in its place): undone by the
+ * removal table, the record of the original staying kept. The actor resolves null when no
+ * copy is kept under `dir`.
+ */
+export interface HandBackResult {
+  outcome: 'handed_back' | RemovalOutcome;
+  what: string;
+}
+
+/** What the `handBack` actor is given: the directory the original was kept in. */
+export interface HandBackInput {
+  dir: string;
+}
+
+/**
+ * What undoing a resource the host no longer declares came to, as the reconcile engine takes
+ * it (see `handBackOrRemove` in actors/host/adoption/hand-back.ts).
+ */
+export interface ReleaseOutcome {
+  /** What the report says of the resource. `failed` with `held` false: said, and left alone. */
+  outcome: 'handed_back' | RemovalOutcome | 'failed';
+  detail?: string;
+  /** The host still holds it (undoing it failed): owned again, tried again on the next pass. */
+  held: boolean;
+  /** The briefing line from now on when not held: null when nothing of it is held any more. */
+  line: BriefingLine | null;
+}
+
+/** Events an adoption accepts besides the outcomes of its invoked actors. */
 export type AdoptionEvent =
   /** What the resource's applier found on the machine, sent by the host right after starting. */
-  { type: 'resource.observed'; observation: AdoptionObservation };
+  | { type: 'resource.observed'; observation: AdoptionObservation }
+  /**
+   * The resource is no longer declared. `resuming`: the store says the host was already
+   * undoing it when it stopped, so a copy no longer kept was put back then, not lost.
+   */
+  | { type: 'resource.released'; resuming: boolean };
 
 /** What an adoption remembers. */
 export interface AdoptionContext {
   subject: string;
   originalsDir: string;
   observation: AdoptionObservation | null;
-  /** Set on the way into a final state; the machine's output. */
+  /** Set once adoption decided (`taken`, `kept`, `unknown`, `failed`); what the host records. */
   decision: AdoptionOutcome | null;
+  /** Set by `resource.released`. */
+  resuming: boolean;
+  /** Set on the way into a final state of a release; then the machine's output. */
+  release: ReleaseOutcome | null;
+}
+
+/** The machine's output: an adoption decision, or what a release came to. */
+export type AdoptionOutput = AdoptionOutcome | ReleaseOutcome;
+
+/** True when an output is what a release came to, not an adoption decision. */
+export function isReleaseOutcome(output: AdoptionOutput): output is ReleaseOutcome {
+  return 'held' in output;
+}
+
+/** The state a taken resource rests in between passes, for restoring it (see {@link takenSnapshotContext}). */
+export const TAKEN = 'taken';
+
+/**
+ * The context of a resource the host took over by adoption, rebuilt from what the store holds
+ * (its briefing line, where the original was kept), so that `adoptionMachine.resolveState({
+ * value: TAKEN, context })` is the machine as adoption left it.
+ */
+export function takenSnapshotContext(input: AdoptionInput, line: BriefingLine, originalKeptAt: string | undefined): AdoptionContext {
+  const decision: AdoptionOutcome = { take: true, line, ...(originalKeptAt === undefined ? {} : { originalKeptAt }) };
+  return { subject: input.subject, originalsDir: input.originalsDir, observation: null, decision, resuming: false, release: null };
 }
 
 /** The most a line's detail may hold (the briefing contract's limit). */
 export const MAX_DETAIL = 4096;
 
 /**
- * One adoption decision for one resource:
+ * One resource the host meets on the machine, from adoption to hand-back:
  *
  * ```
  * looking ──observed, unreadable──────────────────────────────► unknown
  *    │
- *    └─observed──► keepingOriginal ──kept, matches──────────────► taken   (ok)
- *                        │         ──kept, differs──────────────► kept
- *                        │         ──could not read─────────────► unknown
- *                        └───────────could not keep─────────────► failed
+ *    ├─observed──► keepingOriginal ──kept, matches──────────────► taken   (ok)
+ *    │                   │         ──kept, differs──────────────► kept
+ *    │                   │         ──could not read─────────────► unknown
+ *    │                   └───────────could not keep─────────────► failed
+ *    │
+ *    └─released (the host made it)──► removing ──done──────────► removed
+ *                                         └──────error─────────► stillHeld
+ *
+ * taken ──released──► handingBack ──put back / left as found───► handedBack
+ *                         │       ──nothing kept, resuming─────► handedBack
+ *                         │       ──nothing kept───────────────► originalMissing
+ *                         │       ──not the original any more──► notHandedBack
+ *                         └────────could not put back──────────► stillHeld
  * ```
  *
- * The host provides `keepOriginal` with `adoptionMachine.provide({ actors: { keepOriginal } })`
- * (actors/host/adoption/adoption.actor.ts), starts it with an {@link AdoptionInput}, sends
- * `resource.observed`, and takes the output, an {@link AdoptionOutcome}, as its decision.
- * Adoption always completes: every path ends in a final state with a line.
+ * The host provides `keepOriginal`, `handBack` and `remove` with `adoptionMachine.provide({
+ * actors })` (actors/host/adoption/adoption.actor.ts, hand-back.ts). Adoption: start it with an
+ * {@link AdoptionInput}, send `resource.observed`, and take `context.decision` once the
+ * snapshot has the `decided` tag. Release: restore `taken` (see {@link takenSnapshotContext}),
+ * or start afresh for what the host made itself, send `resource.released`, and take the
+ * output, a {@link ReleaseOutcome}. Every path ends with a line or says why not.
  */
 export const adoptionMachine = setup({
   types: {
     context: {} as AdoptionContext,
     events: {} as AdoptionEvent,
     input: {} as AdoptionInput,
-    output: {} as AdoptionOutcome,
+    output: {} as AdoptionOutput,
   },
   actors: {
     keepOriginal: fromPromise<KeptOriginal | null, KeepOriginalInput>(async () => {
       throw new Error('adoption: provide the keepOriginal actor with adoptionMachine.provide({ actors: { keepOriginal } })');
+    }),
+    handBack: fromPromise<HandBackResult | null, HandBackInput>(async () => {
+      throw new Error('adoption: provide the handBack actor with adoptionMachine.provide({ actors: { handBack } })');
+    }),
+    remove: fromPromise<RemovalOutcome, void>(async () => {
+      throw new Error('adoption: provide the remove actor with adoptionMachine.provide({ actors: { remove } })');
     }),
   },
   guards: {
@@ -125,8 +215,65 @@ export const adoptionMachine = setup({
     matchesDeclaration: ({ context }) => context.observation !== null && context.observation.differences.length === 0,
     /** Keeping failed because the machine could not be read, not because the copy could not be made. */
     couldNotRead: ({ event }) => 'error' in event && couldNotRead(event.error),
+    /** The handBack actor found no copy kept under the originals folder. */
+    nothingKept: ({ event }) => handBackFrom(event) === null,
+    /** The host was already undoing the resource when it stopped (see `resource.released`). */
+    resuming: ({ context }) => context.resuming,
+    /** The machine has its original again. */
+    handedBack: ({ event }) => handBackFrom(event)?.outcome === 'handed_back',
   },
   actions: {
+    recordRelease: assign({
+      resuming: ({ event }) => {
+        assertEvent(event, 'resource.released');
+        return event.resuming;
+      },
+    }),
+    decideRemoved: assign({
+      release: ({ event }) => {
+        const removal = 'output' in event ? String((event as { output: unknown }).output) : 'removed';
+        return { outcome: asRemoval(removal), held: false, line: null };
+      },
+    }),
+    decideHandedBack: assign({
+      release: ({ context, event }) => {
+        const result = handBackFrom(event);
+        const detail = result === null || result === undefined
+          ? `handed back the machine's original (put back before the host stopped; kept at ${keptAtOf(context)} until then)`
+          : `handed back the machine's original (${result.what}); its kept copy is removed`;
+        return { outcome: 'handed_back', detail: clip(detail), held: false, line: null };
+      },
+    }),
+    decideOriginalMissing: assign({
+      release: ({ context }) => ({
+        outcome: 'failed',
+        detail: clip(
+          `the machine's original kept at ${keptAtOf(context)} is no longer there, so nothing was put back: `
+            + 'left as it is on the machine (the host\'s last write), and no longer the host\'s',
+        ),
+        held: false,
+        line: null,
+      }),
+    }),
+    decideNotHandedBack: assign({
+      release: ({ context, event }) => {
+        const result = handBackFrom(event);
+        const detail = clip(`${result?.outcome ?? 'removed'}; ${result?.what ?? 'not handed back'}`);
+        const kept = context.decision?.line;
+        // The line stays, saying so: it is the only pointer to the record of the original left kept.
+        return { outcome: asRemoval(result?.outcome ?? 'removed'), detail, held: false, line: kept === undefined ? null : { ...kept, detail } };
+      },
+    }),
+    decideStillHeld: assign({
+      release: ({ context, event }) => {
+        const reason = failureText('error' in event ? event.error : undefined);
+        const kept = context.decision?.originalKeptAt;
+        const detail = kept === undefined
+          ? `could not remove it, so it is still owned: ${reason}`
+          : `could not hand it back, so it is still owned: ${reason}`;
+        return { outcome: 'failed', detail: clip(detail), held: true, line: context.decision?.line ?? null };
+      },
+    }),
     recordObservation: assign({
       observation: ({ event }) => {
         assertEvent(event, 'resource.observed');
@@ -172,8 +319,8 @@ export const adoptionMachine = setup({
   id: 'adoption',
   description: 'One adoption decision: keep the original before anything is written; on conflict the machine wins; say it in a briefing line.',
   initial: 'looking',
-  context: ({ input }) => ({ subject: input.subject, originalsDir: input.originalsDir, observation: null, decision: null }),
-  output: ({ context }) => context.decision ?? { take: false, line: line('failed', context.subject, 'adoption ended without a decision') },
+  context: ({ input }) => ({ subject: input.subject, originalsDir: input.originalsDir, observation: null, decision: null, resuming: false, release: null }),
+  output: ({ context }) => context.release ?? context.decision ?? { take: false, line: line('failed', context.subject, 'adoption ended without a decision') },
   states: {
     // Left at once in practice: the host sends the observation right after starting.
     looking: {
@@ -183,6 +330,8 @@ export const adoptionMachine = setup({
           { guard: 'isUnreadable', target: 'unknown', actions: ['recordObservation', 'decideUnreadable'] },
           { target: 'keepingOriginal', actions: 'recordObservation' },
         ],
+        // Nothing adoption took over: the host made it itself, and removes it by the table.
+        'resource.released': { target: 'removing', actions: 'recordRelease' },
       },
     },
     // Kept whether or not the machine matches: a resource the host takes over may later be
@@ -203,19 +352,71 @@ export const adoptionMachine = setup({
         ],
       },
     },
+    // Not final: the host holds the resource until it is no longer declared, then hands it back.
     taken: {
+      tags: ['decided'],
+      description: 'ok: the machine already matched; the host owns the resource from now on (adopted), its original kept until it is handed back.',
+      on: {
+        'resource.released': { target: 'handingBack', actions: 'recordRelease' },
+      },
+    },
+    handingBack: {
+      description: 'Puts the kept original back (or leaves the original in place), and deletes the kept copy only once it is back.',
+      invoke: {
+        id: 'handBack',
+        src: 'handBack',
+        input: ({ context }) => ({ dir: context.originalsDir }),
+        onDone: [
+          { guard: 'handedBack', target: 'handedBack', actions: 'decideHandedBack' },
+          // A host killed after putting the original back and deleting its copy, before its store said so.
+          { guard: and(['nothingKept', 'resuming']), target: 'handedBack', actions: 'decideHandedBack' },
+          { guard: 'nothingKept', target: 'originalMissing', actions: 'decideOriginalMissing' },
+          { target: 'notHandedBack', actions: 'decideNotHandedBack' },
+        ],
+        onError: { target: 'stillHeld', actions: 'decideStillHeld' },
+      },
+    },
+    removing: {
+      description: 'Removes what the host made itself, by the removal table (a file removed, a package forgotten).',
+      invoke: {
+        id: 'remove',
+        src: 'remove',
+        onDone: { target: 'removed', actions: 'decideRemoved' },
+        onError: { target: 'stillHeld', actions: 'decideStillHeld' },
+      },
+    },
+    handedBack: {
       type: 'final',
-      description: 'ok: the machine already matched; the host owns the resource from now on (adopted), its original kept.',
+      description: 'handed back: the machine has its original again; no copy, record or line of it is left.',
+    },
+    originalMissing: {
+      type: 'final',
+      description: 'The kept original was gone before it could be put back: said, and the resource is left as it is and no longer held.',
+    },
+    notHandedBack: {
+      type: 'final',
+      description: 'What is there now is not the original and cannot be made so: undone by the removal table; the record of the original and its line stay.',
+    },
+    removed: {
+      type: 'final',
+      description: 'The host made it itself: undone by the removal table; no line of it is left.',
+    },
+    stillHeld: {
+      type: 'final',
+      description: 'Undoing it failed: the host still holds it, its original still kept, and tries again on the next pass.',
     },
     kept: {
+      tags: ['decided'],
       type: 'final',
       description: 'kept: the machine differs and its value wins; the host wrote nothing and leaves the resource alone until the difference is resolved.',
     },
     unknown: {
+      tags: ['decided'],
       type: 'final',
       description: 'unknown: the machine could not be read, so whether it matches is not known; nothing was kept or written.',
     },
     failed: {
+      tags: ['decided'],
       type: 'final',
       description: 'failed: the original could not be kept, so nothing was written. The node is not given work until this is resolved.',
     },
@@ -232,6 +433,27 @@ function keptFrom(event: { type: string }): KeptOriginal | null {
   if (typeof output !== 'object' || output === null) return null;
   const at = (output as { at?: unknown }).at;
   return typeof at === 'string' && at !== '' ? { at } : null;
+}
+
+function handBackFrom(event: { type: string }): HandBackResult | null | undefined {
+  if (!('output' in event)) return undefined;
+  const output = (event as { output?: unknown }).output;
+  if (output === null || output === undefined) return null;
+  const { outcome, what } = output as { outcome?: unknown; what?: unknown };
+  if (typeof what !== 'string') return null;
+  return outcome === 'handed_back' || outcome === 'removed' || outcome === 'stopped' || outcome === 'forgotten' ? { outcome, what } : null;
+}
+
+function asRemoval(value: string): RemovalOutcome {
+  return value === 'stopped' || value === 'forgotten' ? value : 'removed';
+}
+
+function keptAtOf(context: AdoptionContext): string {
+  return context.decision?.originalKeptAt ?? context.originalsDir;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text;
 }
 
 function keptText(kept: KeptOriginal | null): string {

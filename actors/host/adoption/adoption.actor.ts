@@ -1,4 +1,4 @@
-import { createActor, fromPromise, toPromise } from 'xstate';
+import { createActor, fromPromise, waitFor } from 'xstate';
 import { adoptionMachine } from '../../../machines/adoption.machine';
 import type { AdoptionInput, KeepOriginalInput, KeptOriginal } from '../../../machines/adoption.machine';
 import { resourceKey, type Resource } from '../../../schema/resource';
@@ -49,10 +49,14 @@ export function createAdopter(): Adopter {
       const input = adoptionInputFor(resource, ctx);
       const actor = createActor(adoptionLogic({ applier, resource, ctx }), { input });
       try {
-        const decided = toPromise(actor);
         actor.start();
         actor.send({ type: 'resource.observed', observation: copyOf(observation) });
-        return await decided;
+        // A resource taken rests in `taken`, which is not final (it is handed back later): the
+        // decision is the context's once the snapshot is `decided`.
+        const snapshot = await waitFor(actor, (s) => s.hasTag('decided') || s.status !== 'active', { timeout: Infinity });
+        if (snapshot.status === 'error') throw snapshot.error;
+        if (snapshot.context.decision === null) throw new Error('the adoption machine ended without a decision');
+        return snapshot.context.decision;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         return { take: false, line: { status: 'failed', subject: input.subject, detail: `adoption stopped: ${reason}`.slice(0, 4096) } };

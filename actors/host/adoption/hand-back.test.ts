@@ -150,6 +150,23 @@ describe('handing back what adoption took over', () => {
     expect(await looksAt('/etc/hosts')).toMatchObject({ text: '127.0.0.1 by hand\n', uid: THEIRS });
   });
 
+  test('a kept copy lost from the state directory is never claimed handed back: said, and the file left as the host last wrote it', async () => {
+    await theirs('/etc/app.conf', 'the machine\'s own\n', 0o640);
+    const mine = { shape: 'file', path: '/etc/app.conf', content: { text: 'the machine\'s own\n' }, mode: '0640', owner: `${THEIRS}`, group: `${THEIRS}` };
+    await hold([mine]);
+    await hold([{ ...mine, content: { text: 'declared\n' } }]);
+    // Someone cleans the state directory by hand.
+    await fs.rm(path.join(stateDir, ORIGINALS_DIR), { recursive: true, force: true });
+
+    const undeclared = (await hold([])).get('file:/etc/app.conf');
+    expect(undeclared).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/is no longer there, so nothing was put back: left as it is/) });
+    expect(await looksAt('/etc/app.conf')).toMatchObject({ text: 'declared\n' });
+    expect(JSON.parse(host('owned', '--json').stdout)).toMatchObject({ resources: [] });
+    expect(briefing()).toBeNull();
+    // Not held any more: the next pass has nothing to say about it.
+    expect((await hold([])).size).toBe(0);
+  });
+
   test('a host killed after putting the original back, before it forgot the copy, leaves the original in place on its next run', async () => {
     await theirs('/etc/app.conf', 'the machine\'s own\n', 0o640);
     const mine = { shape: 'file', path: '/etc/app.conf', content: { text: 'the machine\'s own\n' }, mode: '0640', owner: `${THEIRS}`, group: `${THEIRS}` };

@@ -1,7 +1,10 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Briefing, BriefingLine } from '../../../schema/briefing';
-import type { Applier, ApplyContext, Removal } from '../appliers/applier';
+import { createActor, fromPromise, toPromise } from 'xstate';
+import { adoptionMachine, isReleaseOutcome, TAKEN, takenSnapshotContext } from '../../../machines/adoption.machine';
+import type { HandBackInput, HandBackResult, ReleaseOutcome, RemovalOutcome } from '../../../machines/adoption.machine';
+import type { Applier, ApplyContext } from '../appliers/applier';
 import { briefingSubject } from './briefing-subject';
 import { ORIGINALS_DIR, originalsDirFor } from './originals-dir';
 
@@ -14,18 +17,15 @@ import { ORIGINALS_DIR, originalsDirFor } from './originals-dir';
 //   3. the leftovers of the key's originals folder are removed;
 //   4. converge clears the key's mark and drops its briefing line, in one store write.
 //
+// What to do, and what to say, is the adoption machine's decision (machines/adoption.machine.ts,
+// from `taken` on `resource.released`); this file wires its actors to the resource's applier.
+//
 // The briefing line, which says where the original was kept, is what tells a later host that a
 // key still marked but with no copy left was handed back (2 or 3 done, 4 not), rather than half
 // made by the host (which it would remove): it goes only in the last step. Until then a host
 // killed part way finds either the copy, and puts it back again, or no copy and the line, and
 // finishes. Keeping an original writes its record before its copy; handing back deletes the
 // copy before its record, so that the copy alone always says "still kept".
-
-/** What undoing an undeclared resource did: a removal by the table, or the original put back. */
-export interface Undone {
-  outcome: Removal | 'handed_back';
-  detail?: string;
-}
 
 /** The briefing line about `key`, if the briefing has one. */
 export function lineOf(briefing: Briefing | null, key: string): BriefingLine | undefined {
@@ -45,33 +45,76 @@ export function keptOriginalOf(line: BriefingLine | undefined, key: string, stat
   return at === dir || at.startsWith(`${dir}/`) ? at : undefined;
 }
 
+/** What undoing an undeclared resource came to: the adoption machine's {@link ReleaseOutcome}. */
+export type Undone = ReleaseOutcome;
+
+/** What the store holds of a resource about to be undone. */
+export interface HeldResource {
+  /** Its briefing line, when it has one. */
+  line: BriefingLine | undefined;
+  /** Where adoption kept the machine's original (see {@link keptOriginalOf}); undefined when nothing was kept. */
+  keptAt: string | undefined;
+  /** The store says the host was already undoing it when it stopped (marked, not owned). */
+  resuming: boolean;
+}
+
 /**
- * Undoes one resource the host holds and no longer declares: hands back the machine's original
- * when adoption kept one (`keptAt`, from the briefing line) and the applier can put it back,
- * and otherwise removes it by the removal table. Throws what the applier throws (the resource
- * is then still the host's, and its copy still kept).
+ * The adoption machine with its `handBack` and `remove` actors wired to `applier`: what the host
+ * does for one resource it no longer declares. A shape whose applier cannot hand back (a
+ * package, a service) is undone by the removal table, its record of the original staying kept.
  */
-export async function handBackOrRemove(applier: Applier, key: string, ctx: ApplyContext, keptAt: string | undefined): Promise<Undone> {
-  if (keptAt === undefined) {
-    const outcome = await applier.remove(key, ctx);
-    // A record a host killed while keeping left, for a key it then made itself: nothing to keep.
-    forgetKeptOriginal(ctx.stateDir, key);
-    return { outcome };
+export function releaseLogic(applier: Applier, key: string, ctx: ApplyContext) {
+  return adoptionMachine.provide({
+    actors: {
+      remove: fromPromise<RemovalOutcome, void>(async () => {
+        const outcome = await applier.remove(key, ctx);
+        // A record a host killed while keeping left, for a key it then made itself: nothing to keep.
+        forgetKeptOriginal(ctx.stateDir, key);
+        return outcome;
+      }),
+      handBack: fromPromise<HandBackResult | null, HandBackInput>(async ({ input }) => {
+        if (applier.handBack === undefined) {
+          const outcome = await applier.remove(key, ctx);
+          return { outcome, what: `a ${applier.shape} is not handed back: what the machine had before adoption stays recorded at ${input.dir}` };
+        }
+        const result = await applier.handBack(key, ctx, input.dir);
+        // Handed back, or no copy left: what remains of the folder serves nothing. Otherwise the
+        // record is the only account left of what the machine had.
+        if (result === undefined || result.outcome === 'handed_back') forgetKeptOriginal(ctx.stateDir, key);
+        return result ?? null;
+      }),
+    },
+  });
+}
+
+/**
+ * Undoes one resource the host holds and no longer declares, as the adoption machine decides:
+ * hands back the machine's original when adoption kept one, removes by the removal table what
+ * the host made itself. Never throws: a failure comes back `held` (the resource is still the
+ * host's, its copy still kept).
+ */
+export async function handBackOrRemove(applier: Applier, key: string, ctx: ApplyContext, held: HeldResource): Promise<Undone> {
+  const input = { subject: briefingSubject(key), originalsDir: originalsDirFor(ctx.stateDir, key) };
+  const logic = releaseLogic(applier, key, ctx);
+  // What adoption took over rests in `taken`, rebuilt from the store; what the host made
+  // itself never went through adoption, and starts afresh.
+  const snapshot = held.keptAt === undefined
+    ? undefined
+    : logic.resolveState({ value: TAKEN, context: takenSnapshotContext(input, held.line ?? { status: 'ok', subject: input.subject, detail: 'adopted' }, held.keptAt) });
+  const actor = createActor(logic, snapshot === undefined ? { input } : { input, snapshot });
+  try {
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'resource.released', resuming: held.resuming });
+    const output = await done;
+    if (isReleaseOutcome(output)) return output;
+    throw new Error('the adoption machine ended in an adoption decision on release');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { outcome: 'failed', detail: `could not undo it, so it is still owned: ${reason}`.slice(0, 4096), held: true, line: held.line ?? null };
+  } finally {
+    actor.stop();
   }
-  if (applier.handBack === undefined) {
-    // A package, service or container is undone by the table; the record of what the machine
-    // had stays, the only account of it left.
-    const outcome = await applier.remove(key, ctx);
-    return { outcome, detail: `${outcome}; a ${applier.shape} is not handed back: what the machine had before adoption stays recorded at ${keptAt}` };
-  }
-  const put = await applier.handBack(key, ctx, originalsDirFor(ctx.stateDir, key));
-  forgetKeptOriginal(ctx.stateDir, key);
-  return {
-    outcome: 'handed_back',
-    detail: put === undefined
-      ? `handed back the machine's original (put back before the host stopped; kept at ${keptAt} until then)`
-      : `handed back the machine's original (${put}); its kept copy is removed`,
-  };
 }
 
 /** Removes whatever is left of `key`'s originals folder. */

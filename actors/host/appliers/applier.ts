@@ -44,6 +44,13 @@ export interface Observation {
 /** What removing an undeclared resource did, per the removal table. */
 export type Removal = 'removed' | 'stopped' | 'forgotten';
 
+/** What {@link Applier.handBack} did: the machine's `HandBackResult` (machines/adoption.machine.ts). */
+export interface HandBack {
+  outcome: 'handed_back' | Removal;
+  /** What was put back, or why it was not: one line a person can read. */
+  what: string;
+}
+
 /**
  * One resource shape. The host calls, in order: `observe` (plan: what would change), `apply`
  * when something differs, then `observe` again (read back) — a resource whose read-back still
@@ -83,11 +90,13 @@ export interface Applier<R extends Resource = Resource> {
   /**
    * Optional: for a resource adoption took over that is no longer declared, puts back what
    * `keepOriginal` kept under `dir` instead of removing it, then deletes the kept copy, the copy
-   * before its record (see actors/host/adoption/hand-back.ts for why that order). Returns what
-   * was put back ("content, mode 0640, owner 1000:1000"), or undefined when no copy is kept under
-   * `dir` (any more). Throws ApplyFailed, keeping the copy, when it cannot be put back.
+   * before its record (see actors/host/adoption/hand-back.ts for why that order). Returns
+   * `handed_back` with what was put back ("content, mode 0640, owner 1000:1000"); a removal, the
+   * record staying kept, when what is there now is not the original and cannot be made so; or
+   * undefined when no copy is kept under `dir` (any more). Throws ApplyFailed, keeping the copy,
+   * when it cannot be put back.
    */
-  handBack?(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined>;
+  handBack?(key: string, ctx: ApplyContext, dir: string): Promise<HandBack | undefined>;
   /**
    * Keeps what the machine has before the host writes over something it did not create
    * (adoption). Writes under `dir` and returns the absolute path of what was kept (the copy, or

@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkd
 import { basename, dirname, join } from 'node:path';
 import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
-import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
+import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
@@ -121,7 +121,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
     return kept;
   },
 
-  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<HandBack | undefined> {
     // What was kept is the record of the directory's mode and owner (its contents were never
     // the host's), so that is what goes back; the directory stays.
     const path = pathOfKey(key);
@@ -130,8 +130,9 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const record = readKeptRecord(kept, kept);
     const real = resolveUnderRootSync(ctx, path);
     const stats = lstatOrAbsentSync(real);
+    // Someone else's now: left alone for good, the record of the original kept for them.
     if (stats !== undefined && !stats.isDirectory()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}`);
+      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}` };
     }
     try {
       // Gone meanwhile: made again as the machine had it, since it was the machine's.
@@ -145,7 +146,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
       throw new ApplyFailed(`could not put the machine's ${path} back as it was: ${errorText(error)}; its original stays recorded at ${kept}`, { cause: error });
     }
     rmSync(kept, { force: true });
-    return `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}`;
+    return { outcome: 'handed_back', what: `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}` };
   },
 };
 

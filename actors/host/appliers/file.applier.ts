@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import type { FileResource } from '../../../schema/resource';
 import { resolveGroup, resolveUser } from './accounts';
 import { FILE_SYSTEM_SYNC_FROM, syncFileSystemsOf } from './sync-file-systems';
-import type { ApplyContext, Applier, ApplyOutcome, Observation, Removal } from './applier';
+import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
@@ -190,15 +190,17 @@ export const fileApplier: Applier<FileResource> = {
     return kept;
   },
 
-  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<string | undefined> {
+  async handBack(key: string, ctx: ApplyContext, dir: string): Promise<HandBack | undefined> {
     const path = pathOfKey(key);
     const kept = join(dir, path);
     if (lstatOrAbsentSync(kept) === undefined) return undefined;
     const record = readKeptRecord(`${kept}.meta.json`, kept);
     const real = resolveUnderRootSync(ctx, path);
     const stats = lstatOrAbsentSync(real);
+    // Not the host's file any more, and not the machine's original: someone else's, left alone
+    // for good (trying again every pass would change nothing), the original kept for them.
     if (stats !== undefined && !stats.isFile()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}`);
+      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}, to put back by hand if it is wanted` };
     }
     const directory = lstatOrAbsentSync(dirname(real));
     if (directory === undefined || !directory.isDirectory()) {
@@ -223,7 +225,7 @@ export const fileApplier: Applier<FileResource> = {
     unlinkSync(kept);
     syncDirectory(dirname(kept));
     rmSync(`${kept}.meta.json`, { force: true });
-    return `content, mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}`;
+    return { outcome: 'handed_back', what: `content, mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}` };
   },
 };
 

@@ -132,18 +132,15 @@ async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps
     const keptAt = line?.status === 'ok' ? keptOriginalOf(line, key, deps.ctx.stateDir) : undefined;
     const applier = applierFor(deps.appliers, shapeOfKey(key));
     if (keptAt === undefined || applier?.handBack === undefined) continue;
-    try {
-      const undone = await handBackOrRemove(applier, key, deps.ctx, keptAt);
-      await deps.state.update((s) => ({
-        ...s,
-        applying: s.applying.filter((k) => k !== key),
-        briefing: settledLine(s.briefing, key, undone, keptAt),
-      }));
-      // Reported when no longer declared; a declared key has its own result from the batch.
-      if (!declared.has(key)) results.push({ key, shape: shapeOfKey(key), outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
-    } catch {
-      continue;
-    }
+    const undone = await handBackOrRemove(applier, key, deps.ctx, { line, keptAt, resuming: true });
+    if (undone.held) continue;
+    await deps.state.update((s) => ({
+      ...s,
+      applying: s.applying.filter((k) => k !== key),
+      briefing: settledLine(s.briefing, key, undone),
+    }));
+    // Reported when no longer declared; a declared key has its own result from the batch.
+    if (!declared.has(key)) results.push({ key, shape: shapeOfKey(key), outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
   }
   return results;
 }
@@ -457,7 +454,7 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
     applying: [...s.applying, ...[...keys].filter((key) => !s.applying.includes(key))],
     owned: { resources: s.owned.resources.filter((r) => !keys.has(r.key)) },
   }));
-  const settled: Array<{ key: string; undone: Undone; keptAt: string | undefined }> = [];
+  const settled: Array<{ key: string; undone: Undone }> = [];
   const ownAgain: OwnedResource[] = [];
   let stopped = false;
   for (const { entry, applier } of removable) {
@@ -469,17 +466,19 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
       if (owned !== undefined) ownAgain.push(owned);
       continue;
     }
-    // Adoption kept the machine's original: it is handed back, not removed (see hand-back.ts).
-    const keptAt = keptOriginalOf(lineOf(before.briefing, entry.key), entry.key, deps.ctx.stateDir);
-    try {
-      const undone = await handBackOrRemove(applier, entry.key, deps.ctx, keptAt);
-      settled.push({ key: entry.key, undone, keptAt });
-      results.push({ ...base, outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
-    } catch (error) {
+    // Adoption kept the machine's original: it is handed back, not removed; the adoption
+    // machine decides (see hand-back.ts). A key not owned when the pass began was being undone
+    // by a host that stopped: a copy no longer kept was put back then.
+    const line = lineOf(before.briefing, entry.key);
+    const keptAt = keptOriginalOf(line, entry.key, deps.ctx.stateDir);
+    const undone = await handBackOrRemove(applier, entry.key, deps.ctx, { line, keptAt, resuming: !wasOwned.has(entry.key) });
+    results.push({ ...base, outcome: undone.outcome, ...(undone.detail === undefined ? {} : { detail: undone.detail }) });
+    if (undone.held) {
       // Still the host's: owned again if it was, else left marked so the next pass tries again.
       const owned = wasOwned.get(entry.key);
       if (owned !== undefined) ownAgain.push(owned);
-      results.push({ ...base, outcome: 'failed', detail: `could not remove it, so it is still owned: ${messageOf(error)}` });
+    } else {
+      settled.push({ key: entry.key, undone });
     }
   }
   await deps.ctx.barrier?.flush();
@@ -488,7 +487,7 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
     ...s,
     applying: s.applying.filter((key) => !unmark.has(key)),
     owned: ownAgain.length === 0 ? s.owned : { resources: [...s.owned.resources, ...ownAgain] },
-    briefing: settled.reduce((briefing, item) => settledLine(briefing, item.key, item.undone, item.keptAt), s.briefing),
+    briefing: settled.reduce((briefing, item) => settledLine(briefing, item.key, item.undone), s.briefing),
   }));
   return results;
 }
@@ -589,15 +588,15 @@ function resolveLines(briefing: Briefing | null, recorded: Map<string, OwnedReso
 }
 
 /**
- * The briefing once an undeclared resource is undone: its line is gone when the host holds
- * nothing of it any more (handed back, or made by the host itself), or says what became of it
- * when a record of the machine's original stays. Written with the batch's last store write,
- * which also clears the key's mark.
+ * The briefing once an undeclared resource is undone, as the adoption machine decided: its line
+ * is gone when the host holds nothing of it any more (handed back, made by the host itself, or
+ * an original that was gone), or says what became of it when a record of the machine's original
+ * stays. Written with the batch's last store write, which also clears the key's mark.
  */
-function settledLine(briefing: Briefing | null, key: string, undone: Undone, keptAt: string | undefined): Briefing | null {
+function settledLine(briefing: Briefing | null, key: string, undone: Undone): Briefing | null {
   const subject = briefingSubject(key);
-  if (undone.outcome === 'handed_back' || keptAt === undefined) return withoutLines(briefing, (line) => line.subject === subject);
-  if (briefing === null || undone.detail === undefined) return briefing;
-  const detail = undone.detail;
-  return { ...briefing, lines: briefing.lines.map((line) => (line.subject === subject ? { ...line, detail } : line)) };
+  const next = undone.line;
+  if (next === null) return withoutLines(briefing, (line) => line.subject === subject);
+  if (briefing === null) return briefing;
+  return { ...briefing, lines: briefing.lines.map((line) => (line.subject === subject ? { ...next, subject } : line)) };
 }

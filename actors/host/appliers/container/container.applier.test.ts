@@ -6,7 +6,7 @@ import { ContainerResource as ContainerSchema, resourceDigest } from '../../../.
 import type { ApplyContext } from '../applier';
 import type { ContainerBackend } from './container-backend';
 import { containerApplier } from './container.applier';
-import { DIGEST_LABEL, OWNER, OWNER_LABEL } from './container-labels';
+import { DIGEST_LABEL, hostLabels, OWNER, OWNER_LABEL } from './container-labels';
 import { dockerBackend } from './docker.backend';
 import { podmanBackend } from './podman.backend';
 import { FakeContainerEngine } from './testing/fake-container-engine';
@@ -177,5 +177,87 @@ describe.each(engines)('container applier over %s', (program, makeBackend) => {
     expect(observation).toMatchObject({ present: false, differences: [] });
     expect(observation.unreadable).toMatch(program === 'docker' ? /Is the docker daemon running\?/ : /unable to connect to Podman socket/);
     await expect(applier.apply(web, ctx)).rejects.toThrow(`${program} container inspect web: exited`);
+  });
+});
+
+describe.each(engines)('container hand-back over %s', (program, makeBackend) => {
+  let engine: FakeContainerEngine;
+  let ctx: ApplyContext;
+  let dir: string;
+  const applier = containerApplier(makeBackend());
+  const web = container({ name: 'web', image: 'nginx:1.27' });
+  const record = () => path.join(dir, 'container-web.json');
+  const removals = () => engine.calls.filter((argv) => argv[1] === 'rm');
+
+  beforeEach(async () => {
+    engine = new FakeContainerEngine(program as 'docker' | 'podman');
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'container-hand-back-'));
+    ctx = { root: '/', stateDir: dir, runner: engine, hostUnit: 'nox-mesh-host.service' };
+  });
+  afterEach(async () => { await fs.rm(dir, { recursive: true, force: true }); });
+
+  test('the container that was there before, still there, is left running as it was found and its record goes', async () => {
+    // Carries the host's labels (a host whose store was lost made it): adoption takes it as it is.
+    const found = engine.createByHand({ name: 'web', image: 'nginx:1.27', restart: 'unless-stopped', labels: hostLabels(web) });
+    expect(await applier.observe(web, ctx)).toEqual({ present: true, differences: [] });
+    await applier.keepOriginal(web, ctx, dir);
+
+    const back = await applier.handBack!('container:web', ctx, dir);
+
+    expect(back).toEqual({ outcome: 'handed_back', what: `left in place as it was found: container web (id ${found.id.slice(0, 12)}, image ${program === 'docker' ? 'nginx:1.27' : 'docker.io/library/nginx:1.27'}, running) is the machine's own again, no longer managed by the host` });
+    expect(engine.container('web')).toMatchObject({ id: found.id, running: true });
+    expect(removals()).toEqual([]);
+    await expect(fs.stat(record())).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  test('one the host made after the original was removed by hand is removed, and the record of the original stays', async () => {
+    const original = engine.createByHand({ name: 'web', image: 'nginx:1.26', env: ['MODE=by-hand'] });
+    await applier.keepOriginal(web, ctx, dir);
+    await engine.run([program, 'rm', '--force', 'web']);
+    await applier.apply(web, ctx);
+    const made = engine.container('web');
+
+    const back = await applier.handBack!('container:web', ctx, dir);
+
+    expect(back?.outcome).toBe('removed');
+    expect(back?.what).toContain(`in place of the machine's original (id ${original.id.slice(0, 12)})`);
+    expect(back?.what).toContain(`its ${program} inspect record stays at ${record()}`);
+    expect(made?.id).not.toBe(original.id);
+    expect(engine.container('web')).toBeUndefined();
+    expect(JSON.parse(await fs.readFile(record(), 'utf8'))).toMatchObject({ Id: original.id });
+  });
+
+  test('one someone else put there since is left alone, neither removed nor claimed', async () => {
+    engine.createByHand({ name: 'web', image: 'nginx:1.27', restart: 'unless-stopped', labels: hostLabels(web) });
+    await applier.keepOriginal(web, ctx, dir);
+    await engine.run([program, 'rm', '--force', 'web']);
+    const theirs = engine.createByHand({ name: 'web', image: 'httpd:2' });
+    engine.calls.length = 0;
+
+    const back = await applier.handBack!('container:web', ctx, dir);
+
+    expect(back?.outcome).toBe('forgotten');
+    expect(back?.what).toMatch(/^left container web in place: it is neither the machine's original/);
+    expect(engine.container('web')).toMatchObject({ id: theirs.id, running: true });
+    expect(removals()).toEqual([]);
+    expect(await fs.readFile(record(), 'utf8')).toContain('"Id"');
+  });
+
+  test('a record without an id removes nothing on a guess, and no record at all is nothing to hand back', async () => {
+    expect(await applier.handBack!('container:web', ctx, dir)).toBeUndefined();
+    engine.createByHand({ name: 'web', image: 'nginx:1.27', labels: hostLabels(web) });
+    await fs.writeFile(record(), '{"Name": "/web"}\n');
+    const back = await applier.handBack!('container:web', ctx, dir);
+    expect(back).toMatchObject({ outcome: 'forgotten', what: expect.stringMatching(/holds no container id/) });
+    expect(engine.container('web')).toBeDefined();
+    expect(removals()).toEqual([]);
+  });
+
+  test('an engine that cannot be reached fails the hand-back, keeping the record', async () => {
+    engine.createByHand({ name: 'web', image: 'nginx:1.27', labels: hostLabels(web) });
+    await applier.keepOriginal(web, ctx, dir);
+    engine.down = true;
+    await expect(applier.handBack!('container:web', ctx, dir)).rejects.toThrow(`${program} container inspect web: exited`);
+    expect(await fs.readFile(record(), 'utf8')).toContain('"Id"');
   });
 });

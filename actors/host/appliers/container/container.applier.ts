@@ -2,7 +2,7 @@ import path from 'node:path';
 import * as fs from '../../../shared/fs/promised-fs';
 import { ContainerResource } from '../../../../schema/resource';
 import { writeFileAtomic } from '../../../shared/fs/atomic-write';
-import type { Applier, Observation } from '../applier';
+import type { Applier, HandBack, Observation } from '../applier';
 import { ApplyFailed } from '../applier';
 import { pathExists } from '../path-exists';
 import type { ContainerBackend, ContainerFacts } from './container-backend';
@@ -18,6 +18,12 @@ import { hostLabels, isHostContainer } from './container-labels';
  * Removal removes only a container that carries the host's owner label: one the host did not
  * create is forgotten, never removed. Taking over a person's container is adoption's deliberate
  * act, and adoption keeps the original (`keepOriginal`) before `apply` replaces it.
+ *
+ * Hand-back cannot make a container again as it was (its inspect record is not a recipe: what
+ * the engine was asked is lost), so it never removes the one the machine had: the container
+ * found there (the same id as the one kept) is left as it is, no longer managed; one the host
+ * made in its place is removed, its record of the original staying kept; anything else is left
+ * alone.
  */
 export function containerApplier(backend: ContainerBackend): Applier<ContainerResource> {
   return {
@@ -58,6 +64,42 @@ export function containerApplier(backend: ContainerBackend): Applier<ContainerRe
       return 'removed';
     },
 
+    async handBack(key, ctx, dir): Promise<HandBack | undefined> {
+      const name = containerNameOfKey(key);
+      const file = path.join(dir, `container-${name}.json`);
+      let text: string;
+      try {
+        text = await fs.readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw new ApplyFailed(`could not read the record of container ${name} kept at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      const keptId = idOf(parsedOrUndefined(text));
+      const facts = await backend.inspect(name, ctx);
+      const recordAt = `its ${backend.engine} inspect record stays at ${file}`;
+      if (keptId === undefined) {
+        // Which container is the machine's cannot be told: nothing is removed on a guess.
+        return { outcome: 'forgotten', what: `left container ${name} as it is: the record of the original kept at ${file} holds no container id, so the host cannot tell whether it is the machine's` };
+      }
+      if (facts === undefined) {
+        return { outcome: 'forgotten', what: `no container ${name} is there any more, so there is nothing to hand back; the machine's original was ${shortId(keptId)}, ${recordAt}` };
+      }
+      const id = idOf(facts.record);
+      if (id === keptId) {
+        await fs.rm(file, { force: true });
+        const state = facts.running ? 'running' : facts.status;
+        return { outcome: 'handed_back', what: `left in place as it was found: container ${name} (${shortId(id)}, image ${facts.image}, ${state}) is the machine's own again, no longer managed by the host` };
+      }
+      if (isHostContainer(facts.labels)) {
+        await backend.remove(name, ctx);
+        return {
+          outcome: 'removed',
+          what: `removed container ${name}, which the host made in place of the machine's original (${shortId(keptId)}); the host cannot make that one again as it was: ${recordAt}`,
+        };
+      }
+      return { outcome: 'forgotten', what: `left container ${name} in place: it is neither the machine's original (${shortId(keptId)}) nor one the host made; ${recordAt}` };
+    },
+
     async keepOriginal(resource, ctx, dir) {
       const facts = await backend.inspect(resource.name, ctx);
       if (facts === undefined) return undefined;
@@ -80,4 +122,23 @@ export function containerNameOfKey(key: string): string {
     throw new ApplyFailed(`not a container resource key: ${JSON.stringify(key)}`);
   }
   return name;
+}
+
+/** The container id in an inspect record (`Id`, both engines), when it has one. */
+function idOf(record: unknown): string | undefined {
+  const id = typeof record === 'object' && record !== null ? (record as { Id?: unknown }).Id : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+// As the engines show it: the first twelve characters.
+function shortId(id: string): string {
+  return `id ${id.slice(0, 12)}`;
 }
