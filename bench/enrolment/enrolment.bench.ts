@@ -8,6 +8,7 @@ import { failed, floorOf, measured, type Figure, type FigureHead, type Goal } fr
 import { selfFloor } from '../fleet/nats-floor';
 import { ensureBundle } from '../host/host-bundle';
 import { WatchedProcess } from '../watched-process';
+import { ABSENCE_AFTER, ABSENCE_BEFORE, longAbsence, type BenchHost } from './long-absence';
 import { MeshWatch } from './mesh-watch';
 
 const ENROLMENT_GOAL: Goal = { text: 'under 1 s', max: 1000, on: 'p99' };
@@ -15,6 +16,12 @@ const ENROLMENT_GOAL: Goal = { text: 'under 1 s', max: 1000, on: 'p99' };
 const ENROLMENT: FigureHead = { id: 'enrolment.per_node', group: 'enrolment', label: 'enrolment: token → overlay applied and reported, per node', unit: 'ms' };
 const ENROL_VERB: FigureHead = { id: 'enrolment.enrol_verb', group: 'enrolment', label: '`nox-mesh-host enrol --token` alone, spawn to exit', unit: 'ms' };
 const PUSH_ONE: FigureHead = { id: 'enrolment.push_one_real', group: 'enrolment', label: 'push-to-applied, 1 node, real processes (`node declare`)', unit: 'ms' };
+const LONG_ABSENCE: FigureHead = {
+  id: 'enrolment.long_absence',
+  group: 'enrolment',
+  label: `the long absence: back from away, ${ABSENCE_BEFORE.toLocaleString('en')} files → ${ABSENCE_AFTER.toLocaleString('en')} others in one pass`,
+  unit: 'ms',
+};
 
 /**
  * Enrolment and a push on the real processes: a MeshRig (`mesh-control init`, `broker`,
@@ -42,14 +49,19 @@ export const enrolmentSection: BenchSection = {
       const enrolments: number[] = [];
       const verbs: number[] = [];
       let enrolledName: string | undefined;
+      let enrolledHost: BenchHost | undefined;
       try {
         for (let index = 1; index <= machines; index += 1) {
           const name = `bench-${String(index).padStart(2, '0')}`;
           const root = path.join(ctx.workDir, 'machines', name);
           await fs.mkdir(path.join(root, 'etc'), { recursive: true });
           await fs.writeFile(path.join(root, 'etc', 'hostname'), `${name}\n`);
-          const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
-          hosts.push(host);
+          const start = (): WatchedProcess => {
+            const started = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir });
+            hosts.push(started);
+            return started;
+          };
+          const host = start();
           await host.waitFor(/^hosted: /m);
           const token = (await rig.issueToken({ new: true })).token;
           const mark = watch.mark();
@@ -61,6 +73,7 @@ export const enrolmentSection: BenchSection = {
           if (failures.length > 0) throw new Error(`node ${enrolled.node} failed its overlay: ${failures.map((result) => `${result.key} ${result.detail ?? ''}`).join('; ')}`);
           enrolments.push(reported.at - started);
           enrolledName = enrolled.node;
+          enrolledHost = { process: host, start };
         }
         figures.push(measured(ENROLMENT, enrolments, {
           goal: ENROLMENT_GOAL,
@@ -83,6 +96,18 @@ export const enrolmentSection: BenchSection = {
           }));
         } catch (error) {
           figures.push(failed(PUSH_ONE, error));
+        }
+      }
+      if (enrolledName === undefined || enrolledHost === undefined) {
+        figures.push(failed(LONG_ABSENCE, 'no node enrolled to send away'));
+      } else {
+        try {
+          ctx.say(`enrolment: the long absence of node ${enrolledName}`);
+          figures.push(measured(LONG_ABSENCE, await longAbsence(ctx, rig, watch, enrolledName, enrolledHost, byMode(ctx, 1, 3)), {
+            note: `the bundled host stopped while its declaration moved on, started again: from its spawn to its report on the newest declaration, seen on the broker; that report applied every new file and removed every old one`,
+          }));
+        } catch (error) {
+          figures.push(failed(LONG_ABSENCE, error));
         }
       }
     } finally {
