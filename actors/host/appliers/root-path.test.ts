@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chown, lchown, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplyFailed } from './applier';
 import { PassMemo } from './pass-memo';
-import { hostOwnPath, PathEscapesRoot, PathInStateDirectory, resolveUnderRoot, resolveUnderRootSync } from './root-path';
+import { hostOwnPath, PathEscapesRoot, PathInStateDirectory, resolveUnderRoot, resolveUnderRootSync, UnsafeLink } from './root-path';
 
 let root: string;
 let outside: string;
@@ -162,5 +162,50 @@ describe('resolveUnderRoot with a pass\'s memo', () => {
 
     expect(resolveUnderRootSync({ ...under(root), pass: memo }, '/srv/new/c.conf')).toBe(join(root, 'srv/new/c.conf'));
     expect(directories.size).toBe(1);
+  });
+});
+
+// A user who owns a directory on a declared path (www-data's /srv/www) tries to make the host,
+// which runs as root, write where only root may: a link in their directory pointing at /etc, or
+// their own link dropped in a world-writable directory. Both stay inside the root.
+const isRoot = process.getuid?.() === 0;
+const asRoot = isRoot ? describe : describe.skip;
+asRoot('resolveUnderRoot and links other users could have made', () => {
+  const USER = 33;
+
+  test('refuses a link in a directory another user owns, naming the link and the owner', async () => {
+    await mkdir(join(root, 'etc'));
+    await mkdir(join(root, 'srv/www'), { recursive: true });
+    await chown(join(root, 'srv/www'), USER, USER);
+    await symlink('/etc', join(root, 'srv/www/site'));
+    const refusal = resolveUnderRoot(under(root), '/srv/www/site/index.html');
+    await expect(refusal).rejects.toThrow(UnsafeLink);
+    await expect(refusal).rejects.toThrow(`passes through the symbolic link ${join(root, 'srv/www/site')}, and it is in ${join(root, 'srv/www')}, which belongs to uid ${USER}`);
+  });
+
+  test('refuses a link another user owns, even in a directory root owns', async () => {
+    await mkdir(join(root, 'etc'));
+    await mkdir(join(root, 'tmp'));
+    await symlink('../etc', join(root, 'tmp/cache'));
+    await lchown(join(root, 'tmp/cache'), USER, USER);
+    await expect(resolveUnderRoot(under(root), '/tmp/cache/app.conf')).rejects.toThrow(`and it belongs to uid ${USER}`);
+  });
+
+  test('still writes into a directory another user owns, when no link is on the way', async () => {
+    await mkdir(join(root, 'srv/www'), { recursive: true });
+    await chown(join(root, 'srv/www'), USER, USER);
+    expect(await resolveUnderRoot(under(root), '/srv/www/index.html')).toBe(join(root, 'srv/www/index.html'));
+  });
+
+  test('does not remember, for the rest of a pass, a directory another user could swap for a link', async () => {
+    const memo = new PassMemo();
+    await mkdir(join(root, 'etc'));
+    await mkdir(join(root, 'srv/www/site'), { recursive: true });
+    await chown(join(root, 'srv/www'), USER, USER);
+    expect(resolveUnderRootSync({ ...under(root), pass: memo }, '/srv/www/site/a.html')).toBe(join(root, 'srv/www/site/a.html'));
+    expect(memo.directories.size).toBe(0);
+    await rm(join(root, 'srv/www/site'), { recursive: true });
+    await symlink('/etc', join(root, 'srv/www/site'));
+    expect(() => resolveUnderRootSync({ ...under(root), pass: memo }, '/srv/www/site/b.html')).toThrow(UnsafeLink);
   });
 });

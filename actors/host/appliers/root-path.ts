@@ -65,6 +65,29 @@ export class PathInStateDirectory extends ApplyFailed {
   }
 }
 
+/**
+ * A declared path passes through a symbolic link that someone other than root (or the host's
+ * own user) could have put there: a link owned by another user, or any link in a directory
+ * another user owns. The host runs as root; following such a link would let that user point a declared file at a place
+ * only root may write (the same rule as systemd's "unsafe path transition" and the kernel's
+ * protected_symlinks).
+ */
+export class UnsafeLink extends ApplyFailed {
+  /** The declared path being resolved. */
+  readonly path: string;
+  /** The real path of the link. */
+  readonly link: string;
+  constructor(path: string, link: string, owner: { directory: string; uid: number } | { uid: number }) {
+    const whose = 'directory' in owner ? `it is in ${owner.directory}, which belongs to uid ${owner.uid}` : `it belongs to uid ${owner.uid}`;
+    super(
+      `${path} passes through the symbolic link ${link}, and ${whose}; the host follows only links that root (or the host's own user) made in its own directories. ` +
+        'Declare the path the link leads to instead, or replace the link with a directory',
+    );
+    this.path = path;
+    this.link = link;
+  }
+}
+
 /** Where a declared path is resolved: the machine's root, the host's state directory, the pass's memo. */
 export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass'>>;
 
@@ -123,6 +146,8 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
   const known = directories?.get(parent);
   if (known !== undefined) return { real: join(known, leaf) };
   let current = realRoot;
+  let currentOwner = ownerOfRoot(realRoot);
+  let anyoneElses = false;
   let via: FollowedLink | undefined;
   for (const [index, segment] of segments.entries()) {
     const candidate = join(current, segment);
@@ -130,16 +155,21 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
     const stats = lookAt(candidate, path);
     if (stats === undefined) return { real: join(candidate, ...segments.slice(index + 1), leaf), ...(via === undefined ? {} : { via }) };
     if (stats.isSymbolicLink()) {
+      if (!trusted(currentOwner) || !trusted(stats.uid)) throw new UnsafeLink(path, candidate, trusted(currentOwner) ? { uid: stats.uid } : { directory: current, uid: currentOwner });
       current = followInsideRoot(candidate, declared, path, realRoot, root);
+      currentOwner = statSync(current).uid;
       via = { link: candidate, target: current };
     } else if (stats.isDirectory()) {
       current = candidate;
+      currentOwner = stats.uid;
     } else {
       throw new ApplyFailed(`${declared} is not a directory, so ${path} cannot be made under it; remove ${declared} by hand or declare another path`);
     }
+    if (!trusted(currentOwner)) anyoneElses = true;
   }
-  // Every directory on the way exists and was checked: the pass may reuse where they lead.
-  directories?.set(parent, current);
+  // Every directory on the way exists and was checked: the pass may reuse where they lead,
+  // unless one of them is someone else's, who could swap what is inside it during the pass.
+  if (!anyoneElses) directories?.set(parent, current);
   return { real: join(current, leaf), ...(via === undefined ? {} : { via }) };
 }
 
@@ -211,6 +241,26 @@ function realStateDirOf(stateDir: string): string {
       missing.unshift(basename(current));
     }
   }
+}
+
+// Who may have made a link the host follows: root, or the user the host runs as (a host run by
+// hand on a folder), who could write wherever it leads anyway.
+const OWN_UID = process.getuid?.() ?? 0;
+
+function trusted(uid: number): boolean {
+  return uid === 0 || uid === OWN_UID;
+}
+
+// The owner of each real root seen: the first directory of every walk.
+const rootOwners = new Map<string, number>();
+
+function ownerOfRoot(realRoot: string): number {
+  const known = rootOwners.get(realRoot);
+  if (known !== undefined) return known;
+  const uid = statSync(realRoot).uid;
+  if (rootOwners.size >= REAL_ROOTS_KEPT) rootOwners.clear();
+  rootOwners.set(realRoot, uid);
+  return uid;
 }
 
 function realRootOf(root: string): string {
