@@ -40,7 +40,7 @@ export class NodesCommand extends ControllerCommand {
   async run(): Promise<CommandResult> {
     if (this.after === undefined && this.limit === undefined) {
       const nodes = await listEveryNode((args) => callController(this.meshDir(), 'nodes.list', args));
-      return { text: formatNodeList(nodes), json: { nodes } };
+      return { text: formatNodeList(nodes, new Date()), json: { nodes } };
     }
     const args: Record<string, unknown> = {};
     if (this.after !== undefined) args.after = this.after;
