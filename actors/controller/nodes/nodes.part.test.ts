@@ -50,7 +50,7 @@ function worstListing(index: number): NodeListing {
     last_seen: formatLastSeen(longAgo, NOW),
     disconnected_since: longAgo.toISOString(),
     last_away: lastAway,
-    host_away_seconds: 1.2345678901234567e15,
+    host_away_seconds: 123456789012.5,
   };
 }
 
@@ -140,7 +140,7 @@ describe('nodes.list, over a real PostgreSQL', () => {
       // Away once before, for as long as the store can say, and said by an episodic host.
       await t.store.query(
         `UPDATE nodes SET host_kind = 'episodic', disconnected_since = '0001-01-01T00:00:00Z', away_from = '0001-01-01T00:00:00Z', away_until = '1970-01-01T00:00:00Z',
-                host_away_seconds = 1234567890123456.8, host_away_reported_at = '1970-01-01T00:00:00Z' WHERE name = $1`,
+                host_away_seconds = 123456789012.5, host_away_reported_at = '1970-01-01T00:00:00Z' WHERE name = $1`,
         [name],
       );
     }
@@ -158,7 +158,7 @@ describe('nodes.list, over a real PostgreSQL', () => {
       last_seen: 'last seen 20695 days ago',
       disconnected_since: '0001-01-01T00:00:00.000Z',
       last_away: { back_at: '1970-01-01T00:00:00.000Z', seconds: 62135596800 },
-      host_away_seconds: 1234567890123456.8,
+      host_away_seconds: 123456789012.5,
     });
     const bound = replyBytes(worstPageAnswer(7));
     expect(replyBytes(full)).toBeLessThanOrEqual(bound);
