@@ -110,7 +110,7 @@ describe('the controller\'s view of a node going away and coming back', () => {
   afterAll(async () => {
     for (const node of nodes.values()) await node.stop();
     await serving?.stop();
-  });
+  }, 90_000);
 
   test('a resident node that stops is shown disconnected since it was last heard, in nodes and status, and raises no problem', async () => {
     const kitchen = await enrolledNode('kitchen', 'resident');
@@ -141,7 +141,7 @@ describe('the controller\'s view of a node going away and coming back', () => {
     expect(status.nodes.by_state.disconnected).toBeGreaterThanOrEqual(1);
     expect(status.problems.filter((problem) => problem.subject === 'kitchen')).toEqual([]);
     expect(answer.text).toMatch(/\ndisconnected: \d+: .*kitchen \(resident\) since \S+, \d+ s/);
-  });
+  }, 90_000);
 
   test('its next heartbeat makes it enrolled again, keeping how long it was away, by the controller and by the host', async () => {
     const kitchen = nodes.get('kitchen');
@@ -161,7 +161,7 @@ describe('the controller\'s view of a node going away and coming back', () => {
     expect(logs).toContainEqual(expect.stringMatching(/^presence: node kitchen is enrolled again after \d+ s away \(silent since \S+\); it says it was unlinked \d+ s$/));
     const text = (await callController(suite.mesh.dir, 'nodes.list', {})).text;
     expect(text).toMatch(/\nkitchen +enrolled +resident .* back \d+ s ago after \d+ s/);
-  });
+  }, 90_000);
 
   test('an episodic node as silent as a resident one shown away is not, since its bound is its own kind\'s', async () => {
     const phone = await enrolledNode('phone', 'episodic');
@@ -181,7 +181,7 @@ describe('the controller\'s view of a node going away and coming back', () => {
     const answer = await callController(suite.mesh.dir, 'status', {});
     expect((answer.result as ControllerStatus).nodes.disconnected.map((node) => node.node)).not.toContain('phone');
     expect(answer.text).toMatch(/\nnodes: \d+ \(.*\); holding an identity: \d+ episodic, \d+ resident\n/);
-  });
+  }, 90_000);
 
   test('a heartbeat claiming another node\'s name does not bring that node back, on its own subject or on the other\'s', async () => {
     expect(await stateOf('shelf')).toBe('disconnected');
@@ -201,7 +201,7 @@ describe('the controller\'s view of a node going away and coming back', () => {
     }
     expect(await stateOf('shelf')).toBe('disconnected');
     expect((await listed('shelf'))?.last_away).toBeNull();
-  });
+  }, 90_000);
 
   test('a heartbeat for a name the store does not know makes no node, even from a user allowed to send it', async () => {
     const body = { node: 'ghost', sent_at: new Date().toISOString(), version_running: '0.1.0', host_kind: 'episodic', seconds_since_linked: 5, last_reconcile_at: null, uptime_seconds: 1 };
