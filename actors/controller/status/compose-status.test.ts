@@ -33,7 +33,7 @@ describe('composeStatus', () => {
     await ready();
     const now = new Date();
     const sent = (minutesAgo: number): Date => new Date(now.getTime() - minutesAgo * 60_000);
-    const nodes: Array<{ name: string; kind: 'resident' | 'episodic'; state: 'enrolled' | 'disconnected'; sentGeneration: number; reported: number | null; summary: unknown; sentAgo: number }> = [
+    const nodes: Array<{ name: string; kind: 'resident' | 'episodic'; state: 'enrolled' | 'disconnected'; sentGeneration: number; reported: number | null; summary: unknown; sentAgo: number; allotted?: number }> = [
       { name: 'd-north', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 1, summary: { outcomes: { applied: 3 } }, sentAgo: 5 },
       { name: 'd-west', kind: 'episodic', state: 'disconnected', sentGeneration: 1, reported: null, summary: null, sentAgo: 90 },
       // Failed on generation 3, then sent 4: what it will make of 4 is not known yet, so it is outstanding, not failed.
@@ -41,14 +41,16 @@ describe('composeStatus', () => {
       { name: 'd-south', kind: 'resident', state: 'enrolled', sentGeneration: 3, reported: 3, summary: { outcomes: { applied: 1, failed: 2 } }, sentAgo: 30 },
       { name: 'd-refuser', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 2, summary: { refused: 'stale_epoch' }, sentAgo: 20 },
       { name: 'd-east', kind: 'resident', state: 'enrolled', sentGeneration: 1, reported: 1, summary: { outcomes: { applied: 4 } }, sentAgo: 60 },
+      // Given generation 3, whose send never happened: nothing it was sent is waiting.
+      { name: 'd-unsent', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 2, summary: { outcomes: { applied: 1 } }, sentAgo: 10, allotted: 3 },
     ];
     for (const node of nodes) {
       const identity = generateNodeIdentity();
       await upsertNode(t.store, { name: node.name, lifecycle_state: node.state, public_key: identity.public_key, nkey: identity.nkey_public }, now);
       await t.store.query(
-        `UPDATE nodes SET host_kind = $2, report_generation = $3, report_summary = $4, reported_at = $5, last_seen_at = $6,
+        `UPDATE nodes SET host_kind = $2, report_generation = $3, report_summary = $4, reported_at = $5, last_seen_at = $6, declaration_generation = $7,
                 disconnected_since = CASE WHEN lifecycle_state = 'disconnected' THEN $6::timestamptz END WHERE name = $1`,
-        [node.name, node.kind, node.reported, node.summary === null ? null : JSON.stringify(node.summary), node.reported === null ? null : now, sent(node.sentAgo)],
+        [node.name, node.kind, node.reported, node.summary === null ? null : JSON.stringify(node.summary), node.reported === null ? null : now, sent(node.sentAgo), node.allotted ?? node.sentGeneration],
       );
       for (let generation = 1; generation <= node.sentGeneration; generation += 1) {
         await t.store.query('INSERT INTO declarations (node, generation, epoch, kind, digest, sent_at) VALUES ($1, $2, 1, $3, $4, $5)', [
@@ -66,7 +68,7 @@ describe('composeStatus', () => {
       { node: 'd-south', generation: 3, failed: 2, refused: null, reported_at: now.toISOString() },
       { node: 'd-refuser', generation: 2, failed: 0, refused: 'stale_epoch', reported_at: now.toISOString() },
     ]);
-    expect(status.nodes.by_kind).toMatchObject({ episodic: 1, resident: 5 });
+    expect(status.nodes.by_kind).toMatchObject({ episodic: 1, resident: 6 });
     expect(status.nodes.disconnected).toContainEqual({ node: 'd-west', host_kind: 'episodic', since: sent(90).toISOString() });
     expect(status.problems.filter((problem) => problem.subject === 'd-west')).toEqual([]);
 

@@ -32,6 +32,10 @@ export async function readDeclarationDelivery(sql: Sql): Promise<ControllerStatu
          FROM nodes n
          JOIN LATERAL (SELECT generation, sent_at FROM declarations WHERE node = n.name ORDER BY generation DESC LIMIT 1) d ON true
         WHERE n.lifecycle_state IN ('enrolled', 'disconnected')
+          -- Only nodes that may be either: given a generation past their last report, or whose
+          -- last report failed or refused; a fleet at rest is read from nodes alone.
+          AND (n.declaration_generation > COALESCE(n.report_generation, 0)
+               OR COALESCE((n.report_summary->'outcomes'->>'failed')::int, 0) > 0 OR n.report_summary->>'refused' IS NOT NULL)
      ), judged AS (
        SELECT *, CASE WHEN report_generation IS NULL OR report_generation < generation THEN 'outstanding'
                       WHEN failed > 0 OR refused IS NOT NULL THEN 'failed' END AS delivery
