@@ -62,6 +62,15 @@ describe('marking silent nodes disconnected, on PGlite', () => {
     expect(await markDisconnected(t.store, at(900_001), epoch, PERIODS)).toEqual([{ name: 'phone', host_kind: 'episodic', since: T0 }]);
   });
 
+  test('counts silence from when the controller began listening at the earliest: a gap of its own is not the nodes\' silence', async () => {
+    await node('porch', 'enrolled');
+    await recordHeartbeat(t.store, 'porch', beat('resident'), at(0), epoch);
+    // This controller started an hour later, and has listened 80 s: porch may be beating all along.
+    const started = at(3_600_000);
+    expect(await markDisconnected(t.store, at(3_680_000), epoch, PERIODS, started)).toEqual([]);
+    expect(await markDisconnected(t.store, at(3_690_001), epoch, PERIODS, started)).toEqual([{ name: 'porch', host_kind: 'resident', since: at(0) }]);
+  });
+
   test('a controller whose epoch another has passed neither marks a node nor brings one back', async () => {
     await node('cellar', 'enrolled');
     await raiseEpochFloor(t.store, epoch + 1, 'other:2', T0);

@@ -19,7 +19,8 @@ export interface PresenceOptions {
 
 /**
  * The presence watch: at start and every `everyMs` after, shows `disconnected` every enrolled
- * node silent for three of its kind's heartbeat periods (markDisconnected), and logs each as a
+ * node silent for three of its kind's heartbeat periods (markDisconnected; silence counted from
+ * when this part started at the earliest, since no heartbeat was taken before), and logs each as a
  * fact. No alarm and no problem in status: being away is a state (seed 000). The heartbeat
  * that brings a node back is the heartbeat receiver's. One judgement at a time; one due while
  * another runs is skipped; one that failed is logged and tried again next time. Only while
@@ -31,12 +32,14 @@ export function presencePart(options: PresenceOptions = {}): ControllerPart {
   return {
     name: 'presence',
     start: async (ctx) => {
+      // The heartbeat tracker starts before this part in the same child: silence before now is not the nodes'.
+      const listeningSince = ctx.now();
       let running: Promise<void> | undefined;
       const judge = (): void => {
         if (running !== undefined || ctx.lease?.isActing() === false) return;
         running = (async () => {
           const now = ctx.now();
-          const marked = await markDisconnected(ctx.store, now, ctx.epoch(), periods);
+          const marked = await markDisconnected(ctx.store, now, ctx.epoch(), periods, listeningSince);
           for (const node of marked) {
             ctx.log(`presence: node ${node.name} (${node.host_kind}) is disconnected: not heard from since ${node.since.toISOString()} (${formatSpan(now.getTime() - node.since.getTime())}; its kind beats every ${formatSpan(periods[node.host_kind])})`);
           }
