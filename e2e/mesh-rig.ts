@@ -27,6 +27,8 @@ export interface MeshRigOptions {
   brokerPort?: number;
   /** Hears a line for each step, for a person watching. */
   say?: (line: string) => void;
+  /** Variables added to the environment of the long-running processes (serve, the hosts): timings for tests. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** Processes started by rigs in this process, ended when it exits however it exits. */
@@ -217,7 +219,10 @@ export class MeshRig {
   private spawn(label: string, argv: readonly string[], logName: string): RigProcess {
     // A start still under way when stop() was called must not leave a process behind.
     if (this.stopped) throw new Error(`the rig in ${this.dir} was stopped; not starting ${label}`);
-    const started = new RigProcess({ label, argv: [process.execPath, ...argv], cwd: REPO_DIR, logFile: path.join(this.logDir, logName) });
+    const started = new RigProcess({
+      label, argv: [process.execPath, ...argv], cwd: REPO_DIR, logFile: path.join(this.logDir, logName),
+      ...(this.options.env === undefined ? {} : { env: this.options.env }),
+    });
     this.started.push(started);
     return started;
   }

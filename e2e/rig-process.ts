@@ -18,6 +18,8 @@ export interface RigProcessOptions {
   cwd: string;
   /** Where everything the process prints is also written, so it can be read after it has gone. */
   logFile: string;
+  /** Variables added to its environment (a test's process.env is jest's copy, which children do not see). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -40,7 +42,7 @@ export class RigProcess {
     this.logFile = options.logFile;
     this.log = createWriteStream(options.logFile, { flags: 'a' });
     const [program, ...args] = options.argv;
-    this.child = spawn(program, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(program, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }) });
     const take = (chunk: Buffer): void => {
       this.text += chunk.toString('utf8');
       this.log.write(chunk);

@@ -243,7 +243,7 @@ export const lifecycleMachine = setup({
     // Not a failure, not degraded: a situation. It cannot receive declarations, so a release
     // cannot start here; one already under way goes on once the link is back.
     disconnected: {
-      description: 'Has identity and store, no link: the same node, away. Can hold its machine in the last state it was told, reconciling against its store.',
+      description: 'Has identity and store, no link: the same node, away. Can hold its machine in the last state it was told, reconciling against its store. The controller shows it so after three missed heartbeats of its kind, and enrolled at the next.',
       on: {
         'link.restored': [
           { guard: 'holdsFinalDeclaration', target: 'enrolled.releasing' },

@@ -1,5 +1,9 @@
 import * as z from 'zod';
 import { Count, IsoTime } from './primitives';
+import { HostKind } from './resource';
+
+/** How many nodes status names in each of its lists (disconnected, outstanding, failed); `mesh-control nodes` has them all. */
+export const STATUS_LIST_MAX = 20;
 
 /** Something a person should look at, said once: what kind, about what, and what is wrong. */
 export const StatusProblem = z.strictObject({
@@ -40,6 +44,32 @@ export const ControllerStatus = z.strictObject({
     total: Count,
     /** Node records by lifecycle state (enrolled, disconnected, revoked, released). */
     by_state: z.record(z.string(), Count),
+    /**
+     * Nodes holding an identity by host kind (resident, episodic; `unknown` before one said):
+     * a reader needs the kind to know what a node's silence says.
+     */
+    by_kind: z.record(z.string(), Count),
+    /**
+     * The nodes shown disconnected (silent for three heartbeat periods of their kind), longest
+     * away first, at most STATUS_LIST_MAX of them: since when. A state, never a problem.
+     */
+    disconnected: z.array(z.strictObject({ node: z.string(), host_kind: HostKind.nullable(), since: IsoTime.nullable() })),
+  }),
+  /**
+   * Declarations in two kinds that are not to be confused: outstanding (sent, and the node has
+   * not reported on it yet: ordinary for a node away, and for an episodic host for long) and
+   * failed (the node reported on it, and something in it failed or it was refused). Counts of
+   * each, and the nodes, oldest first, at most STATUS_LIST_MAX of them.
+   */
+  declarations: z.strictObject({
+    outstanding: z.strictObject({
+      count: Count,
+      nodes: z.array(z.strictObject({ node: z.string(), host_kind: HostKind.nullable(), lifecycle_state: z.string(), generation: z.number().int(), sent_at: IsoTime })),
+    }),
+    failed: z.strictObject({
+      count: Count,
+      nodes: z.array(z.strictObject({ node: z.string(), generation: z.number().int(), failed: Count, refused: z.string().nullable(), reported_at: IsoTime.nullable() })),
+    }),
   }),
   /** Reports refused and counted: older than the node's latest, duplicates, malformed… */
   refused_reports: z.strictObject({

@@ -21,9 +21,9 @@ export class NodesLimitInvalid extends OperatorError {
 export class NodesCommand extends ControllerCommand {
   static override paths = [['nodes']];
   static override usage = Command.Usage({
-    description: 'List the nodes: state, overlay address, version running, and when each was last seen',
+    description: 'List the nodes: state, kind, overlay address, version running, when each was last seen and how long it was away',
     details: `
-      Last contact is a fact ("last seen 4 days ago", "never seen"), not a verdict: a laptop shut for a week is doing nothing wrong.
+      Last contact is a fact ("last seen 4 days ago", "never seen"), not a verdict: a laptop shut for a week is doing nothing wrong. It is said beside the node's silence bound: three heartbeats of its kind (resident 30 s, episodic 5 min), past which the node is shown disconnected. AWAY says since when a disconnected node has been silent, or how long a node that came back was away.
 
       Nodes are listed by name. The controller answers a page at a time; without \`--after\` or \`--limit\` this asks for every page and prints the whole list. With either, it prints one page and, when more follow, the command for the next (under \`--json\`: \`next_after\`, null on the last page).
     `,
@@ -40,7 +40,7 @@ export class NodesCommand extends ControllerCommand {
   async run(): Promise<CommandResult> {
     if (this.after === undefined && this.limit === undefined) {
       const nodes = await listEveryNode((args) => callController(this.meshDir(), 'nodes.list', args));
-      return { text: formatNodeList(nodes), json: { nodes } };
+      return { text: formatNodeList(nodes, new Date()), json: { nodes } };
     }
     const args: Record<string, unknown> = {};
     if (this.after !== undefined) args.after = this.after;

@@ -1,5 +1,6 @@
 import { Command } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
+import { controllerTimingsFromEnvironment } from '../serve/controller-timings';
 import { serveController } from '../serve/serve-controller';
 import { waitForStopSignal } from '../serve/wait-for-stop-signal';
 import { ControllerCommand } from './controller-command';
@@ -24,7 +25,7 @@ export class ServeCommand extends ControllerCommand {
     const stopSignal = waitForStopSignal(stopping.signal);
     let serving;
     try {
-      serving = await serveController(this.meshDir());
+      serving = await serveController(this.meshDir(), controllerTimingsFromEnvironment(process.env));
     } catch (error) {
       stopping.abort();
       throw error;

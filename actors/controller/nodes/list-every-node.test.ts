@@ -6,7 +6,10 @@ import type { NodePage } from './list-node-page';
 import { NODE_PAGE_MAX } from './node-page-args';
 
 function listing(name: string): NodeListing {
-  return { name, lifecycle_state: 'enrolled', address: null, version_running: '0.1.0', last_seen_at: null, last_seen: 'never seen' };
+  return {
+    name, lifecycle_state: 'enrolled', host_kind: 'resident', silence_bound_seconds: 90, address: null, version_running: '0.1.0',
+    last_seen_at: null, last_seen: 'never seen', disconnected_since: null, last_away: null, host_away_seconds: null,
+  };
 }
 
 /** A controller that pages over a fixed, sorted fleet the way nodes.list does, and keeps what it was asked. */

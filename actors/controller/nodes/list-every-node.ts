@@ -9,7 +9,7 @@ export type AskNodePage = (args: { after?: string; limit: number }) => Promise<V
 
 /**
  * Every node, by name, read page after page of `nodes.list` until a page says none follow. Pages
- * of the largest size by default, so a fleet of 10,000 nodes is ten calls.
+ * of the largest size by default, so a fleet of 10,000 nodes is seventeen calls.
  *
  * A page that is not a NodePage, or whose `next_after` does not move past the one before, is
  * refused as ControlReplyMalformed rather than read on: a listing that never ends, or that

@@ -2,15 +2,15 @@ import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 
 /** Nodes in a page of `nodes.list` when the caller does not say. */
-export const NODE_PAGE_DEFAULT = 500;
+export const NODE_PAGE_DEFAULT = 300;
 
 /**
- * The most nodes one page of `nodes.list` may hold. A node's listing is at most about 500 bytes
- * (its JSON with a 63-character name and a 64-character version, and its line of the table), so
- * a page this long stays under half the broker's 1 MB payload limit, whatever the names
- * (nodes.part.test.ts computes the worst case).
+ * The most nodes one page of `nodes.list` may hold. A node's listing is at most about 800 bytes
+ * (its JSON with a 63-character name and a 64-character version, its kind and absence, and its
+ * line of the table), so a page this long stays under half the broker's 1 MB payload limit,
+ * whatever the names (nodes.part.test.ts computes the worst case).
  */
-export const NODE_PAGE_MAX = 1000;
+export const NODE_PAGE_MAX = 600;
 
 /**
  * The arguments of `nodes.list`: the page of at most `limit` nodes whose names come after

@@ -2,12 +2,16 @@ import { Heartbeat } from '../../../schema/heartbeat';
 import type { ControllerContext } from '../controller-context';
 import { busObjects } from '../declarations/bus-objects';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
+import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
 
 /**
  * Takes one heartbeat as it arrived on `mesh.node.<node>.heartbeat`: the node was heard from
  * now (the controller's clock, not the node's). One that does not match the contract or names
- * another node than its subject is ignored and logged. True when last seen was recorded.
+ * another node than its subject is ignored and logged, and so is one for a node the store does
+ * not know (no row is made for it). True when last seen was recorded. A node shown
+ * `disconnected` is `enrolled` again, and its absence logged as a fact, not a problem. Only
+ * while this controller acts (the lease's gate), under its epoch.
  *
  * A host that says it cannot hear its declarations (its consumer or the stream gone) has that
  * recorded for status, and the acting controller asserts the node's consumer at once rather
@@ -26,7 +30,14 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
     ctx.log(`reports: a heartbeat on ${subject} ignored: it is not a heartbeat of node ${node}`);
     return false;
   }
-  const recorded = await recordHeartbeat(ctx.store, node, heartbeat.data, ctx.now());
+  if (ctx.lease?.isActing() === false) return false;
+  const at = ctx.now();
+  const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
+  if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`);
+  if (back !== undefined) {
+    const said = heartbeat.data.seconds_since_linked === null ? '' : `; it says it was unlinked ${formatSpan(heartbeat.data.seconds_since_linked * 1000)}`;
+    ctx.log(`presence: node ${node} is enrolled again after ${formatSpan(back.seconds * 1000)} away (silent since ${back.from.toISOString()})${said}`);
+  }
   if (recorded && heartbeat.data.deaf !== undefined && ctx.lease?.isActing() !== false) {
     await nodeWorkQueue(ctx)
       .run(node, () => busObjects(ctx).assertForSend(node))

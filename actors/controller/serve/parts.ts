@@ -2,6 +2,7 @@ import { busRepairPart } from '../declarations/bus-repair.part';
 import { declarationsPart } from '../declarations/declarations.part';
 import { enrolmentPart } from '../enrolment/enrolment.part';
 import { plansPart } from '../plans/plans.part';
+import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
@@ -17,12 +18,15 @@ export const KNOWN_SECRET_ANSWERS: readonly string[] = ['token.issue'];
  * The parts `mesh-control serve` runs, grouped into children of the supervision tree (each
  * child restarted on its own). A part adds itself to a group here: one import and one entry.
  * `nodes` rides with the status child (serveController), both answering what the mesh is.
- * `readBackEveryMs` is how often the bus's self-repair reads the stream back (five minutes).
+ * `readBackEveryMs` is how often the bus's self-repair reads the stream back (five minutes);
+ * `presence` how often silence is judged, against which heartbeat periods. The heartbeats
+ * child both hears nodes and judges their silence: a node is back by a heartbeat and away by
+ * the lack of them.
  */
-export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number): PartGroup[] {
+export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, presence: Omit<PresenceOptions, 'news'> = {}): PartGroup[] {
   return [
     { id: 'reports', parts: [reportReceiverPart(news)] },
-    { id: 'heartbeats', parts: [heartbeatTrackerPart(news)] },
+    { id: 'heartbeats', parts: [heartbeatTrackerPart(news), presencePart({ ...presence, news })] },
     // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
     { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
     // The composer and sender: declarations (and the overlays missed while no controller acted),

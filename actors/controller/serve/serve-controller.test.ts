@@ -82,7 +82,7 @@ describe('serveController on PostgreSQL', () => {
       ['kitchen', 'enrolled', '0.1.0', 'last seen 4 days ago'],
       ['shelf', 'released', null, 'never seen'],
     ]);
-    expect(answer.text).toMatch(/^NAME +STATE +ADDRESS +VERSION +LAST SEEN\nkitchen +enrolled +- +0\.1\.0 +last seen 4 days ago\nshelf +released/);
+    expect(answer.text).toMatch(/^NAME +STATE +KIND +ADDRESS +VERSION +LAST SEEN +AWAY\nkitchen +enrolled +- +- +0\.1\.0 +last seen 4 days ago \(bound 90 s\) +-\nshelf +released +- +- +- +never seen +-$/);
   });
 
   test('issues a token that decodes to this broker, its fingerprint and the controller\'s key, and keeps only its hash', async () => {

@@ -5,12 +5,13 @@ import { runRootSupervisor, type RootSupervisor, type RootSupervisorOptions } fr
 import { supervise, type ChildSpec, type SupervisorSpec } from '../../shared/supervisor/supervise';
 import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
 import type { OperatorError } from '../../shared/operator-error';
+import type { HostKind } from '../../../schema/resource';
 import { CallLog } from '../calls/call-log';
 import { openCallsBucket } from '../calls/calls-bucket';
 import { VerbRegistry } from '../control/verb-registry';
 import type { ControllerContext } from '../controller-context';
 import { busObjects } from '../declarations/bus-objects';
-import { nodesPart } from '../nodes/nodes.part';
+import { nodesPartFor } from '../nodes/nodes.part';
 import { KvLease } from '../lease/kv-lease';
 import { openLeaseBucket } from '../lease/lease-bucket';
 import type { LeaseLost } from '../lease/lease-errors';
@@ -62,6 +63,10 @@ export interface ServeControllerOptions extends OpenControllerOptions {
   storeCheckEveryMs?: number;
   /** How often the declaration stream is read back against the store and repaired (five minutes). */
   readBackEveryMs?: number;
+  /** How often nodes' silence is judged, and nodes silent for three heartbeat periods of their kind shown disconnected (15 s). */
+  presenceEveryMs?: number;
+  /** The heartbeat period of each kind of host that silence is judged against (HEARTBEAT_PERIOD_MS); short in tests. */
+  heartbeatPeriods?: Readonly<Record<HostKind, number>>;
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
   /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
@@ -115,7 +120,7 @@ export interface ServingController {
  * ├─ lease         the lease machine: take, renew, give back
  * ├─ broker        the broker's user list, brought in line with the store on taking the lease
  * ├─ reports       the report receiver
- * ├─ heartbeats    the heartbeat tracker
+ * ├─ heartbeats    the heartbeat tracker, and the presence watch (silent nodes shown disconnected)
  * ├─ enrolment     token issue and sweep, the enrolment responder
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
@@ -158,13 +163,16 @@ export async function serveController(dir: string, options: ServeControllerOptio
     id: 'status',
     parts: [
       statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts() }, options.statusEveryMs),
-      ...(options.parts === undefined ? [nodesPart] : []),
+      ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,
   };
   const groups: PartGroup[] = [
     ...(options.parts === undefined
-      ? controllerPartGroups((what) => board.want(what), options.readBackEveryMs)
+      ? controllerPartGroups((what) => board.want(what), options.readBackEveryMs, {
+        ...(options.presenceEveryMs === undefined ? {} : { everyMs: options.presenceEveryMs }),
+        ...(options.heartbeatPeriods === undefined ? {} : { periods: options.heartbeatPeriods }),
+      })
       : options.parts.map((part) => ({ id: part.name, parts: [part], queries: KNOWN_QUERIES, secretAnswers: KNOWN_SECRET_ANSWERS }))),
     statusGroup,
   ];

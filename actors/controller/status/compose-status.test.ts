@@ -1,4 +1,6 @@
+import { generateNodeIdentity, ready } from '../../shared/crypto';
 import { LeaseGate } from '../lease/lease-gate';
+import { upsertNode } from '../store/nodes.repo';
 import { countRefusalOf, UNKNOWN_SENDER } from '../store/reports.repo';
 import { useTestStore } from '../store/testing/use-test-store';
 import { composeStatus, type StatusSources } from './compose-status';
@@ -25,5 +27,54 @@ describe('composeStatus', () => {
     const status = await composeStatus(sources(async () => null));
     expect(status.refused_reports.by_node.filter((row) => row.node.startsWith('made-up'))).toEqual([]);
     expect(status.refused_reports.by_node).toContainEqual(expect.objectContaining({ node: UNKNOWN_SENDER, reason: 'malformed', count: 3 }));
+  });
+
+  test('tells declarations outstanding (sent, not reported) from failed (reported), and lists nodes away without calling them a problem', async () => {
+    await ready();
+    const now = new Date();
+    const sent = (minutesAgo: number): Date => new Date(now.getTime() - minutesAgo * 60_000);
+    const nodes: Array<{ name: string; kind: 'resident' | 'episodic'; state: 'enrolled' | 'disconnected'; sentGeneration: number; reported: number | null; summary: unknown; sentAgo: number; allotted?: number }> = [
+      { name: 'd-north', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 1, summary: { outcomes: { applied: 3 } }, sentAgo: 5 },
+      { name: 'd-west', kind: 'episodic', state: 'disconnected', sentGeneration: 1, reported: null, summary: null, sentAgo: 90 },
+      // Failed on generation 3, then sent 4: what it will make of 4 is not known yet, so it is outstanding, not failed.
+      { name: 'd-retry', kind: 'resident', state: 'enrolled', sentGeneration: 4, reported: 3, summary: { outcomes: { failed: 1 } }, sentAgo: 1 },
+      { name: 'd-south', kind: 'resident', state: 'enrolled', sentGeneration: 3, reported: 3, summary: { outcomes: { applied: 1, failed: 2 } }, sentAgo: 30 },
+      { name: 'd-refuser', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 2, summary: { refused: 'stale_epoch' }, sentAgo: 20 },
+      { name: 'd-east', kind: 'resident', state: 'enrolled', sentGeneration: 1, reported: 1, summary: { outcomes: { applied: 4 } }, sentAgo: 60 },
+      // Given generation 3, whose send never happened: nothing it was sent is waiting.
+      { name: 'd-unsent', kind: 'resident', state: 'enrolled', sentGeneration: 2, reported: 2, summary: { outcomes: { applied: 1 } }, sentAgo: 10, allotted: 3 },
+    ];
+    for (const node of nodes) {
+      const identity = generateNodeIdentity();
+      await upsertNode(t.store, { name: node.name, lifecycle_state: node.state, public_key: identity.public_key, nkey: identity.nkey_public }, now);
+      await t.store.query(
+        `UPDATE nodes SET host_kind = $2, report_generation = $3, report_summary = $4, reported_at = $5, last_seen_at = $6, declaration_generation = $7,
+                disconnected_since = CASE WHEN lifecycle_state = 'disconnected' THEN $6::timestamptz END WHERE name = $1`,
+        [node.name, node.kind, node.reported, node.summary === null ? null : JSON.stringify(node.summary), node.reported === null ? null : now, sent(node.sentAgo), node.allotted ?? node.sentGeneration],
+      );
+      for (let generation = 1; generation <= node.sentGeneration; generation += 1) {
+        await t.store.query('INSERT INTO declarations (node, generation, epoch, kind, digest, sent_at) VALUES ($1, $2, 1, $3, $4, $5)', [
+          node.name, generation, generation === 1 ? 'overlay' : 'full', String(generation).repeat(64).slice(0, 64), sent(node.sentAgo + node.sentGeneration - generation),
+        ]);
+      }
+    }
+
+    const status = await composeStatus(sources(async () => null));
+    expect(status.declarations.outstanding.count).toBe(3);
+    expect(status.declarations.outstanding.nodes.map((node) => node.node)).toEqual(['d-west', 'd-north', 'd-retry']);
+    expect(status.declarations.outstanding.nodes[0]).toEqual({ node: 'd-west', host_kind: 'episodic', lifecycle_state: 'disconnected', generation: 1, sent_at: sent(90).toISOString() });
+    expect(status.declarations.failed.count).toBe(2);
+    expect(status.declarations.failed.nodes).toEqual([
+      { node: 'd-south', generation: 3, failed: 2, refused: null, reported_at: now.toISOString() },
+      { node: 'd-refuser', generation: 2, failed: 0, refused: 'stale_epoch', reported_at: now.toISOString() },
+    ]);
+    expect(status.nodes.by_kind).toMatchObject({ episodic: 1, resident: 6 });
+    expect(status.nodes.disconnected).toContainEqual({ node: 'd-west', host_kind: 'episodic', since: sent(90).toISOString() });
+    expect(status.problems.filter((problem) => problem.subject === 'd-west')).toEqual([]);
+
+    const text = formatStatus(status, now);
+    expect(text).toContain('\ndeclarations outstanding (sent, not yet reported): 3: d-west (episodic, disconnected) generation 1 sent 1 h ago; d-north (resident, enrolled) generation 2 sent 5 min ago; d-retry (resident, enrolled) generation 4 sent 1 min ago\n');
+    expect(text).toContain('\ndeclarations failed (reported): 2: d-south generation 3 2 resources failed; d-refuser generation 2 refused (stale_epoch)\n');
+    expect(text).toMatch(/\ndisconnected: 1: d-west \(episodic\) since \S+, 1 h\n/);
   });
 });

@@ -4,6 +4,8 @@ import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree'
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
+import { readDeclarationDelivery } from './read-declaration-delivery';
+import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
 import type { Sql } from '../store/sql-store';
 
@@ -34,7 +36,8 @@ interface NodeProblemRow {
 
 /**
  * Composes status: this controller's standing with the lease and who holds it, the store's
- * epoch floor, the nodes by lifecycle state, the reports refused and counted, and the open
+ * epoch floor, the nodes by lifecycle state and kind with those shown disconnected (a state,
+ * not a problem), declarations outstanding apart from failed, the reports refused and counted, and the open
  * problems (the lease not acting, children of the tree restarting, nodes whose declarations are
  * held or were refused or failed), with when it was composed and how long that took. A source
  * that cannot be read is itself a problem, never a reason to say all is well.
@@ -47,7 +50,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   if (standing.state === 'quiet' || standing.state === 'lost') {
     problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
   }
-  const [holder, floor, byState, refusals, nodeProblems] = await Promise.all([
+  const [holder, floor, byState, refusals, nodeProblems, presence, declarations] = await Promise.all([
     sources.leaseHolder().catch((error: unknown) => {
       problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
       return null;
@@ -63,6 +66,8 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
               OR coalesce((report_summary->'outcomes'->>'failed')::int, 0) > 0)
        ORDER BY name`,
     ),
+    readPresence(sources.store),
+    readDeclarationDelivery(sources.store),
   ]);
   if (holder !== null && holder.holder === null) {
     // Only something with the controller's rights can write the key (see docs/bus-trust.md).
@@ -89,7 +94,9 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     nodes: {
       total: byState.reduce((sum, row) => sum + row.count, 0),
       by_state: Object.fromEntries(byState.map((row) => [row.lifecycle_state, row.count])),
+      ...presence,
     },
+    declarations,
     refused_reports: {
       total: Object.values(byReason).reduce((sum, count) => sum + count, 0),
       by_reason: byReason,

@@ -1,7 +1,11 @@
 import type { ControllerStatus } from '../../../schema/controller-status';
 import { formatSpan } from '../nodes/format-span';
 
-/** Status for a person: when it was composed and how long that took, then the lease, nodes, refusals and problems. */
+/**
+ * Status for a person: when it was composed and how long that took, then the lease, nodes (by
+ * state and kind, and those away), declarations outstanding apart from failed, refusals and
+ * problems.
+ */
 export function formatStatus(status: ControllerStatus, now: Date): string {
   const age = now.getTime() - Date.parse(status.composed_at);
   const lines = [`composed ${status.composed_at} (${age < 1000 ? 'just now' : `${formatSpan(age)} ago`}) in ${status.took_ms} ms by ${status.controller}`];
@@ -12,7 +16,27 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
   lines.push(`lease: ${standing}; ${holder}; epoch floor ${lease.epoch_floor ?? 'none yet'}`);
 
   const states = Object.entries(status.nodes.by_state).map(([state, count]) => `${count} ${state}`);
-  lines.push(`nodes: ${status.nodes.total}${states.length === 0 ? '' : ` (${states.join(', ')})`}`);
+  const kinds = Object.entries(status.nodes.by_kind).map(([kind, count]) => `${count} ${kind}`);
+  lines.push(`nodes: ${status.nodes.total}${states.length === 0 ? '' : ` (${states.join(', ')})`}${kinds.length === 0 ? '' : `; holding an identity: ${kinds.join(', ')}`}`);
+  const away = status.nodes.by_state.disconnected ?? 0;
+  if (away > 0) {
+    const named = status.nodes.disconnected.map((node) => `${node.node} (${node.host_kind ?? 'kind unknown'}) ${node.since === null ? 'never heard from' : `since ${node.since}, ${formatSpan(now.getTime() - Date.parse(node.since))}`}`);
+    lines.push(`disconnected: ${away}: ${named.join('; ')}${more(away, named.length)}`);
+  }
+
+  const { outstanding, failed } = status.declarations;
+  if (outstanding.count === 0) {
+    lines.push('declarations outstanding (sent, not yet reported): none');
+  } else {
+    const named = outstanding.nodes.map((node) => `${node.node} (${node.host_kind ?? 'kind unknown'}, ${node.lifecycle_state}) generation ${node.generation} sent ${formatSpan(now.getTime() - Date.parse(node.sent_at))} ago`);
+    lines.push(`declarations outstanding (sent, not yet reported): ${outstanding.count}: ${named.join('; ')}${more(outstanding.count, named.length)}`);
+  }
+  if (failed.count === 0) {
+    lines.push('declarations failed (reported): none');
+  } else {
+    const named = failed.nodes.map((node) => `${node.node} generation ${node.generation} ${node.refused === null ? `${node.failed} resource${node.failed === 1 ? '' : 's'} failed` : `refused (${node.refused})`}`);
+    lines.push(`declarations failed (reported): ${failed.count}: ${named.join('; ')}${more(failed.count, named.length)}`);
+  }
 
   const refused = status.refused_reports;
   if (refused.total === 0) {
@@ -37,4 +61,9 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     for (const problem of status.problems) lines.push(`  - ${problem.kind} ${problem.subject}: ${problem.detail}`);
   }
   return lines.join('\n');
+}
+
+// A list cut at STATUS_LIST_MAX says how many it left out, and where they all are.
+function more(count: number, named: number): string {
+  return count > named ? `; and ${count - named} more (mesh-control nodes)` : '';
 }

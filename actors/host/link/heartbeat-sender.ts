@@ -4,13 +4,14 @@ import { Heartbeat } from '../../../schema/heartbeat';
 import { parseContract } from '../../../schema/parse';
 import type { HostKind } from '../../../schema/resource';
 import { heartbeatSubject } from '../../shared/bus/subjects';
+import { HEARTBEAT_PERIOD_MS } from '../../shared/heartbeat/heartbeat-period';
 import { runningVersion } from '../../shared/version';
 import type { Deafness } from './declaration-intake';
 import type { LinkClock } from './link-clock';
 import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
 
-/** 30 s: often enough that "last seen" on the controller means something, rare enough to cost nothing. */
-export const DEFAULT_HEARTBEAT_MS = 30_000;
+/** A resident host's period (HEARTBEAT_PERIOD_MS): often enough that "last seen" on the controller means something, rare enough to cost nothing. */
+export const DEFAULT_HEARTBEAT_MS = HEARTBEAT_PERIOD_MS.resident;
 
 /** What a heartbeat says, read fresh each time one is sent. */
 export interface HeartbeatFacts {

@@ -3,8 +3,9 @@ import { OperatorError } from '../../shared/operator-error';
 
 /**
  * How often the running host does things and how patient it is, where it differs from the
- * defaults: the drift period (10 min), the heartbeat period (30 s), how soon a silent
- * connection is dead (30 s), the link machine's timings and its backoff.
+ * defaults: the drift period (10 min), the heartbeat period (its kind's, HEARTBEAT_PERIOD_MS:
+ * 30 s resident, 5 min episodic), how soon a silent connection is dead (30 s), the link
+ * machine's timings and its backoff.
  */
 export interface HostTimings {
   driftIntervalMs?: number;

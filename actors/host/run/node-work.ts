@@ -12,6 +12,7 @@ import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
 import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
 import { startHeartbeats, type Heartbeats } from '../link/heartbeat-sender';
+import { HEARTBEAT_PERIOD_MS } from '../../shared/heartbeat/heartbeat-period';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
 import { recordDeclaration } from '../link/record-declaration';
@@ -330,7 +331,7 @@ export class NodeWork {
           lastReconcileAt: () => this.lastPassAt,
           uptimeSeconds: this.options.uptimeSeconds ?? (() => process.uptime()),
           now: this.host.now,
-        }, timings.heartbeatMs);
+        }, timings.heartbeatMs ?? HEARTBEAT_PERIOD_MS[this.options.hostKind]);
       },
       unlinked: () => {
         this.heartbeats?.stop();
