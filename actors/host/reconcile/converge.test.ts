@@ -55,6 +55,30 @@ const read = (p: string) => fs.readFile(path.join(root, p), 'utf8');
 const exists = (p: string) => fs.stat(path.join(root, p)).then(() => true, () => false);
 const ownedKeys = () => deps.state.current().owned.resources.map((r) => r.key).sort();
 
+describe('converge, a directory dropped from the declaration while its files stay declared', () => {
+  test('keeps it as made on the way, without a failure on every pass, and removes it once nothing declared is inside', async () => {
+    await converge([dir('/srv/old'), file('/srv/old/a', 'a\n'), file('/srv/old/b', 'b\n')], { removeUndeclared: true }, deps);
+
+    const filesOnly = [file('/srv/old/a', 'a\n')];
+    const dropped = await converge(filesOnly, { removeUndeclared: true }, deps);
+    expect(dropped.filter((r) => r.outcome === 'failed')).toEqual([]);
+    expect(dropped.find((r) => r.key === 'directory:/srv/old')).toMatchObject({ outcome: 'forgotten', detail: expect.stringContaining('1 declared path(s) lie under it (/srv/old/a)') });
+    expect(ownedKeys()).toEqual(['file:/srv/old/a']);
+    expect(await exists('srv/old/a')).toBe(true);
+    expect(await exists('srv/old/b')).toBe(false);
+    const again = await converge(filesOnly, { removeUndeclared: true }, deps);
+    expect(again.map((r) => [r.key, r.outcome])).toEqual([['file:/srv/old/a', 'unchanged']]);
+
+    // Something the operator put there keeps it after the host's last file goes; nothing fails.
+    await fs.writeFile(path.join(root, 'srv/old/notes'), 'mine\n');
+    expect((await converge([], { removeUndeclared: true }, deps)).map((r) => [r.key, r.outcome])).toEqual([['file:/srv/old/a', 'removed']]);
+    expect(await read('srv/old/notes')).toBe('mine\n');
+    await fs.rm(path.join(root, 'srv/old/notes'));
+    expect(await converge([], { removeUndeclared: true }, deps)).toEqual([]);
+    expect(await exists('srv/old')).toBe(false);
+  });
+});
+
 describe('converge', () => {
   test('applies what differs, records it as owned, and leaves what matches alone', async () => {
     const declared = [dir('/srv/app'), file('/srv/app/config', 'port=80\n')];

@@ -94,6 +94,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     // What the host owns and no longer declares, and any key left marked `applying` by a host
     // killed mid-apply that is no longer declared (its own half-made work): all undone, in an
     // order that empties a directory of the host's files before the directory's turn.
+    results.push(...(await keepParentsOfDeclared(declared, keep, deps)));
     const state = deps.state.current();
     const owned = state.owned.resources.filter((entry) => !keep.has(entry.key));
     const ownedKeys = new Set(state.owned.resources.map((entry) => entry.key));
@@ -169,6 +170,39 @@ function withoutLines(briefing: Briefing | null, drop: (line: BriefingLine) => b
   const lines = briefing.lines.filter((line) => !drop(line));
   if (lines.length === briefing.lines.length) return briefing;
   return lines.length === 0 ? null : { ...briefing, lines };
+}
+
+/**
+ * A directory the host owns and no longer declares, with declared files or directories still
+ * under it (the directory was dropped from the declaration, its contents were not): removing it
+ * would fail on every pass, blaming files the host itself holds. It becomes a directory the host
+ * made on the way (made_directories), removed by removeMadeDirectories once nothing declared
+ * lies under it. An adopted one is left to hand-back, which puts the machine's own back.
+ */
+async function keepParentsOfDeclared(declared: readonly Resource[], keep: ReadonlySet<string>, deps: ConvergeDeps): Promise<ResourceResult[]> {
+  const paths = declared.flatMap((resource) => (resource.shape === 'file' || resource.shape === 'directory' ? [resource.path] : []));
+  const under = (directory: string): string[] => paths.filter((path) => path.startsWith(`${directory}/`));
+  const parents = deps.state.current().owned.resources.filter((entry) => {
+    const path = pathOfKey(entry.key);
+    return entry.shape === 'directory' && entry.adopted !== true && !keep.has(entry.key) && path !== undefined && under(path).length > 0;
+  });
+  if (parents.length === 0) return [];
+  const keys = new Set(parents.map((entry) => entry.key));
+  const made = parents.map((entry) => pathOfKey(entry.key) as string);
+  await deps.state.update((s) => ({
+    ...s,
+    owned: { resources: s.owned.resources.filter((entry) => !keys.has(entry.key)) },
+    made_directories: [...s.made_directories.filter((directory) => !made.includes(directory)), ...made],
+  }));
+  return parents.map((entry) => {
+    const inside = under(pathOfKey(entry.key) as string);
+    return {
+      key: entry.key,
+      shape: entry.shape,
+      outcome: 'forgotten' as const,
+      detail: `no longer declared, but ${inside.length} declared path(s) lie under it (${inside[0]}${inside.length > 1 ? ', …' : ''}); it stays as a directory made on the way, removed once nothing declared is inside and it is empty`,
+    };
+  });
 }
 
 /**
