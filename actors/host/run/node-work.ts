@@ -6,7 +6,7 @@ import type { HostIdentity, HostPins, HostState, LastDeclaration } from '../../.
 import type { HostKind } from '../../../schema/resource';
 import type { LifecycleEvent } from '../../../machines/lifecycle.machine';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
-import type { HostContext } from '../host-context';
+import { applyContextOf, type HostContext } from '../host-context';
 import { WIREGUARD_KEY_FILE } from '../enrolment/wireguard-key';
 import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
@@ -15,6 +15,7 @@ import { startHeartbeats, type Heartbeats } from '../link/heartbeat-sender';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
 import { recordDeclaration } from '../link/record-declaration';
+import { describeTakenBack, takePreviouslyOwned, withTakenBack } from '../link/take-previously-owned';
 import { ReportSender } from '../link/report-sender';
 import { storedDeclaration } from '../reconcile/desired-resources';
 import { passFailed, reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
@@ -380,9 +381,19 @@ export class NodeWork {
       });
       return;
     }
-    await host.state.update((s) => recordDeclaration(s, admission));
     const { declaration } = admission;
+    // Read once, by the first full (or final) declaration after an enrolment on an empty store,
+    // and never otherwise: a store that is intact is the node's own word on what it owns.
+    const rebuilt = state.store_rebuilt_at !== undefined && declaration.kind !== 'overlay';
+    const back = rebuilt && declaration.kind === 'full'
+      ? await takePreviouslyOwned(declaration, state, { appliers: host.appliers, ctx: applyContextOf(host), rules })
+      : undefined;
+    await host.state.update((s) => {
+      const taken = recordDeclaration(s, admission);
+      return rebuilt ? withTakenBack(taken, back?.taken ?? []) : taken;
+    });
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
+    if (back !== undefined && declaration.previously_owned !== undefined) log.say(describeTakenBack(back));
     this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: host.now().toISOString() };
     this.options.changed?.();
     // A final declaration starts the release, which asks for the pass itself: asked twice, the
