@@ -48,7 +48,24 @@ export interface NodeWorkOptions {
   restartDue(): void;
   /** Something `nox-mesh-host status` shows has changed (a link, a pass, a declaration). */
   changed?(): void;
+  /**
+   * The broker has refused this node's credentials long enough to take its identity as
+   * revoked (see HostTimings.revokedAfterMs): said once; the caller lets the store go.
+   */
+  revoked?(revocation: Revocation): void;
 }
+
+/** What the running host knows of its identity's revocation, for its log and its status. */
+export interface Revocation {
+  node: string;
+  /** The first refusal of the run that ended in it (UTC, ISO 8601). */
+  refused_since: string;
+  /** What happened, and what a person does next. */
+  detail: string;
+}
+
+/** How long refusals must last before the identity is taken as revoked, unless timed otherwise. */
+export const DEFAULT_REVOKED_AFTER_MS = 10_000;
 
 /** What a connection's users are told: a new link, or the end of the current one. */
 interface ConnectionListener {
@@ -111,6 +128,10 @@ export class NodeWork {
   // Set while the node lets its link go on purpose: that is not the link lost.
   private stopping = false;
   private restarting = false;
+  // Since when every attempt has been refused the node's credentials; null once linked.
+  private refusedSince: Date | null = null;
+  /** Set once the identity is taken as revoked. */
+  revocation: Revocation | null = null;
 
   constructor(private readonly options: NodeWorkOptions) {
     const start = options.host.state.current();
@@ -260,7 +281,9 @@ export class NodeWork {
       ...(timings.deadLinkMs === undefined ? {} : { deadLinkMs: timings.deadLinkMs }),
       listener: {
         note: (line) => log.say(line),
+        refused: () => this.noteRefused(),
         linked: (connection, again) => {
+          this.refusedSince = null;
           this.clock.up(this.host.now());
           this.noteLinked();
           this.connection = connection;
@@ -401,6 +424,28 @@ export class NodeWork {
     const asked = this.passesAsked;
     if (declaration.kind === 'final') this.options.tell({ type: 'declaration.final' });
     if (this.passesAsked === asked) this.reconcile?.send({ type: 'declaration.arrived' });
+  }
+
+  // A broker that refuses the node's credentials at every attempt for long enough has had its
+  // user removed: the identity was revoked (mesh-control node revoke, or a token issued for the
+  // node). Said once, plainly, and handed up so the store can be let go for enrol.
+  private noteRefused(): void {
+    const now = this.host.now();
+    this.refusedSince ??= now;
+    const after = this.options.timings?.revokedAfterMs ?? DEFAULT_REVOKED_AFTER_MS;
+    if (this.revocation !== null || this.stopping || now.getTime() - this.refusedSince.getTime() < after) return;
+    this.revocation = {
+      node: this.node,
+      refused_since: this.refusedSince.toISOString(),
+      detail:
+        `the broker has refused node ${this.node}'s credentials since ${this.refusedSince.toISOString()}: its identity was revoked at the controller ` +
+        '(mesh-control node revoke, or a token issued for this node). This host has stopped acting as the node and let go of its store: ' +
+        'enrol this machine again now, without stopping the host (mesh-control token issue --node NAME or --new, then nox-mesh-host enrol --token …), ' +
+        'and the host takes up the new identity by itself. If the node should not have been revoked, ask the mesh\'s operator, then restart the host',
+    };
+    this.options.log.say(`revoked: ${this.revocation.detail}`);
+    this.options.changed?.();
+    this.options.revoked?.(this.revocation);
   }
 
   // Kept in the store so a host that restarts after a week away still knows how long it was.
