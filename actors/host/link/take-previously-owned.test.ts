@@ -114,19 +114,39 @@ describe('taking back what a node owned before its store was lost', () => {
     ), state, deps);
     expect(back.taken.map((e) => e.key)).toEqual(['file:/etc/same.conf']);
     expect(back.passedOver).toEqual([{ key: 'file:/etc/edited.conf', why: expect.stringMatching(/differs from the declaration.*adoption decides/) }]);
-    expect(withTakenBack(state, back.taken).owned.resources.find((e) => e.key === 'file:/etc/held.conf')?.digest).toBe('b'.repeat(64));
+    expect(withTakenBack(state, back).owned.resources.find((e) => e.key === 'file:/etc/held.conf')?.digest).toBe('b'.repeat(64));
   });
 
   test('the next pass removes what was taken back and is not declared, and leaves a person\'s file beside it', async () => {
     await write('srv/app/old.conf', 'old\n');
     await write('srv/app/note.txt', 'mine\n');
     const back = await takePreviouslyOwned(declaration([], [entry('file:/srv/app/old.conf'), entry('directory:/srv/app')]), emptyHostState(), deps);
-    const state = new StateHandle(new HostStore(stateDir), withTakenBack({ ...emptyHostState(), store_rebuilt_at: '2026-12-01T00:00:00Z' }, back.taken));
+    const state = new StateHandle(new HostStore(stateDir), withTakenBack({ ...emptyHostState(), store_rebuilt_at: '2026-12-01T00:00:00Z' }, back));
     expect(state.current().store_rebuilt_at).toBeUndefined();
     const adopter: Adopter = { adopt: () => Promise.reject(new Error('nothing is declared, so nothing is adopted')) };
     const results = await converge([], { removeUndeclared: true }, { state, appliers: deps.appliers, ctx: deps.ctx, adopter, now: () => new Date(), nodeName: () => 'a' });
     expect(await exists('srv/app/old.conf')).toBe(false);
     expect(await fs.readFile(path.join(root, 'srv/app/note.txt'), 'utf8')).toBe('mine\n');
     expect(results.find((r) => r.key === 'directory:/srv/app')).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/note\.txt/) });
+  });
+
+  test('what adoption took since the rebuild that the host had made itself is its own again: the copy and the line go', async () => {
+    await write('etc/mesh/hosts', '10.0.0.1 a\n');
+    const keptAt = path.join(stateDir, 'originals', 'file:%2Fetc%2Fmesh%2Fhosts', 'etc', 'mesh', 'hosts');
+    const state: HostState = {
+      ...emptyHostState(),
+      store_rebuilt_at: '2026-12-01T00:00:00Z',
+      owned: { resources: [entry('file:/etc/mesh/hosts', { adopted: true, original_kept_at: keptAt })] },
+      briefing: { node: 'a', adopted_at: '2026-12-01T00:00:01Z', lines: [{ status: 'ok', subject: 'file:/etc/mesh/hosts', detail: 'matches' }], look_at: [] },
+    };
+    const back = await takePreviouslyOwned(declaration([], [entry('file:/etc/mesh/hosts')]), state, deps);
+    expect(back.reclaimed.map((e) => e.key)).toEqual(['file:/etc/mesh/hosts']);
+    const after = withTakenBack(state, back);
+    expect(after.owned.resources).toEqual([entry('file:/etc/mesh/hosts')]);
+    expect(after.briefing).toBeNull();
+    expect(after.store_rebuilt_at).toBeUndefined();
+    // What the machine had adopted from it before the loss is not reclaimed: it stays the machine's.
+    const theirs = await takePreviouslyOwned(declaration([], [entry('file:/etc/mesh/hosts', { adopted: true })]), state, deps);
+    expect(theirs.reclaimed).toEqual([]);
   });
 });

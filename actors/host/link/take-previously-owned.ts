@@ -8,6 +8,7 @@ import type { ApplyContext } from '../appliers/applier';
 import { hostOwnPath } from '../appliers/root-path';
 import { applierFor, type ApplierSet } from '../reconcile/applier-set';
 import { messageOf } from '../../shared/message-of';
+import { briefingSubject } from '../adoption/briefing-subject';
 import type { AdmissionRules } from './admit-declaration';
 
 /** An entry of `previously_owned` the host did not take, and why. */
@@ -22,6 +23,13 @@ export interface TakenBack {
   taken: OwnedResource[];
   /** Entries left as they are on the machine. */
   passedOver: PassedOver[];
+  /**
+   * Keys adoption took since the store was rebuilt (the overlay comes first) that the host had
+   * made itself before: they are its own again, not the machine's, so what adoption kept of
+   * them (a copy of the host's own work) is dropped, and no longer declared they are removed,
+   * not handed back.
+   */
+  reclaimed: OwnedResource[];
 }
 
 /** What deciding needs: the appliers (to look at a declared resource) and the admission rules. */
@@ -53,9 +61,13 @@ export interface TakeBackDeps {
 export async function takePreviouslyOwned(declaration: Declaration, state: HostState, deps: TakeBackDeps): Promise<TakenBack> {
   const taken: OwnedResource[] = [];
   const passedOver: PassedOver[] = [];
-  const held = new Set([...state.owned.resources.map((entry) => entry.key), ...state.applying]);
+  const reclaimed: OwnedResource[] = [];
+  const owned = new Map(state.owned.resources.map((entry) => [entry.key, entry]));
+  const held = new Set([...owned.keys(), ...state.applying]);
   const declared = new Map(declaration.resources.map((resource) => [resourceKey(resource), resource]));
   for (const entry of declaration.previously_owned?.resources ?? []) {
+    const adopted = owned.get(entry.key);
+    if (adopted?.adopted === true && (await whyNot(entry, undefined, deps)) === undefined) reclaimed.push(adopted);
     if (held.has(entry.key)) continue;
     const why = await whyNot(entry, declared.get(entry.key), deps);
     if (why === undefined) {
@@ -64,7 +76,7 @@ export async function takePreviouslyOwned(declaration: Declaration, state: HostS
       passedOver.push({ key: entry.key, why });
     }
   }
-  return { taken, passedOver };
+  return { taken, passedOver, reclaimed };
 }
 
 async function whyNot(entry: OwnedResource, declared: Resource | undefined, deps: TakeBackDeps): Promise<string | undefined> {
@@ -132,16 +144,34 @@ function lookWithoutLinks(root: string, path: string): Seen {
  * The store once the declaration that was waited for is taken: what was taken back is owned
  * (never over what the store holds already), and the store is no longer marked rebuilt.
  */
-export function withTakenBack(state: HostState, taken: readonly OwnedResource[]): HostState {
+export function withTakenBack(state: HostState, back: Pick<TakenBack, 'taken' | 'reclaimed'>): HostState {
   const { store_rebuilt_at: _done, ...rest } = state;
   const held = new Set([...state.owned.resources.map((entry) => entry.key), ...state.applying]);
-  const fresh = taken.filter((entry) => !held.has(entry.key));
-  return fresh.length === 0 ? rest : { ...rest, owned: { resources: [...state.owned.resources, ...fresh] } };
+  const fresh = back.taken.filter((entry) => !held.has(entry.key));
+  // Reclaimed only while adoption's record is the one decided on (nothing changed it since).
+  const reclaim = new Set(back.reclaimed.filter((entry) => state.owned.resources.some((r) => r.key === entry.key && r.adopted === true)).map((entry) => entry.key));
+  if (fresh.length === 0 && reclaim.size === 0) return rest;
+  const resources = state.owned.resources.map((entry) => (reclaim.has(entry.key) ? ownEntry(entry) : entry));
+  const subjects = new Set([...reclaim].map(briefingSubject));
+  const lines = state.briefing?.lines.filter((line) => !subjects.has(line.subject)) ?? [];
+  const briefing = state.briefing === null || lines.length === state.briefing.lines.length ? state.briefing : lines.length === 0 ? null : { ...state.briefing, lines };
+  return { ...rest, owned: { resources: [...resources, ...fresh] }, briefing };
+}
+
+/** What adoption kept of the reclaimed entries: the copies to delete once the store no longer points at them. */
+export function keptCopiesOf(back: Pick<TakenBack, 'reclaimed'>): string[] {
+  return back.reclaimed.flatMap((entry) => (entry.original_kept_at === undefined ? [] : [entry.original_kept_at]));
+}
+
+function ownEntry(entry: OwnedResource): OwnedResource {
+  const { adopted: _adopted, original_kept_at: _kept, ...own } = entry;
+  return own;
 }
 
 /** One log line: what was taken back, and what was passed over and why. */
 export function describeTakenBack(back: TakenBack): string {
   const taken = back.taken.length === 0 ? 'nothing' : back.taken.map((entry) => entry.key).join(', ');
+  const reclaimed = back.reclaimed.length === 0 ? '' : `; its own again, not the machine's: ${back.reclaimed.map((entry) => entry.key).join(', ')}`;
   const passed = back.passedOver.length === 0 ? '' : `; passed over ${back.passedOver.length}: ${back.passedOver.map((item) => `${item.key} (${item.why})`).join('; ')}`;
-  return `store rebuilt: took back from the controller's copy of what this node owned ${taken}${passed}; what is no longer declared is removed by the next pass`;
+  return `store rebuilt: took back from the controller's copy of what this node owned ${taken}${reclaimed}${passed}; what is no longer declared is removed by the next pass`;
 }

@@ -15,7 +15,8 @@ import { startHeartbeats, type Heartbeats } from '../link/heartbeat-sender';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
 import { recordDeclaration } from '../link/record-declaration';
-import { describeTakenBack, takePreviouslyOwned, withTakenBack } from '../link/take-previously-owned';
+import { describeTakenBack, keptCopiesOf, takePreviouslyOwned, withTakenBack } from '../link/take-previously-owned';
+import { forgetKeptAt } from '../adoption/hand-back';
 import { ReportSender } from '../link/report-sender';
 import { storedDeclaration } from '../reconcile/desired-resources';
 import { passFailed, reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
@@ -413,8 +414,10 @@ export class NodeWork {
       : undefined;
     await host.state.update((s) => {
       const taken = recordDeclaration(s, admission);
-      return rebuilt ? withTakenBack(taken, back?.taken ?? []) : taken;
+      return rebuilt ? withTakenBack(taken, back ?? { taken: [], reclaimed: [] }) : taken;
     });
+    // After the store stopped pointing at them: a kill in between leaves a copy, never a record without one.
+    for (const kept of back === undefined ? [] : keptCopiesOf(back)) forgetKeptAt(host.settings.stateDir, kept);
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
     if (back !== undefined && declaration.previously_owned !== undefined) log.say(describeTakenBack(back));
     this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: host.now().toISOString() };
