@@ -2,6 +2,7 @@ import { nkeySeedOf } from '../../shared/crypto';
 import { OperatorError } from '../../shared/operator-error';
 import { useTestController, type TestMachine } from '../enrolment/testing/test-controller';
 import { getNode } from '../store/nodes.repo';
+import { issueEnrolmentToken } from '../tokens/issue-enrolment-token';
 import type { RevokeOutcome } from './revoke-node';
 
 // `node.revoke` against a real broker (TLS, nkey users) and a real PostgreSQL: a connected node
@@ -55,6 +56,7 @@ describe('revoking a gone node (node.revoke)', () => {
     expect(outcome.not_issued).toMatch(/no secret is sealed/);
 
     expect(await getNode(t.ctx.store, 'tango')).toMatchObject({ lifecycle_state: 'revoked', nkey: null, public_key: null });
+    expect(await t.ctx.store.query('SELECT nkey, reason FROM dead_node_keys WHERE public_key = $1', [machine.identity.public_key])).toEqual([{ nkey: machine.identity.nkey_public, reason: 'revoked' }]);
     // The token that was open admits no one now: its broker user is gone with it.
     await expect(t.enrol(open, t.requestFor(t.machine('tango'), open))).rejects.toThrow(/Authorization/i);
   });
@@ -79,5 +81,28 @@ describe('revoking a gone node (node.revoke)', () => {
     const refused = await refusal('victor', 'first line\nsecond line');
     expect(refused.message).toMatch(/--why must be one line/);
     expect((await getNode(t.ctx.store, 'victor'))?.lifecycle_state).toBe('enrolled');
+  });
+
+  test('a machine that lost its key is enrolled again: the old key is dead, what waited for it is said, and the key is refused if presented again', async () => {
+    const first = await t.issue();
+    const lost = t.machine('yankee');
+    expect(await t.enrol(first, t.requestFor(lost, first))).toMatchObject({ ok: true, node: 'yankee' });
+    // Sent its overlay, and it never reported: the machine died with its key.
+    const connection = await t.connectNode('yankee', lost);
+    const overlay = await t.nextDeclaration(connection, 'yankee');
+    await connection.close();
+
+    const issued = await issueEnrolmentToken(t.ctx, { forNode: 'yankee', ttlMs: 15 * 60_000 });
+    expect(issued.cannot_seal_to).toEqual({
+      dead_key: lost.identity.nkey_public,
+      sealed: [],
+      waiting: [{ generation: overlay.declaration.generation, kind: 'overlay', sent_at: expect.any(String) }],
+    });
+    expect(await t.ctx.store.query('SELECT node, reason FROM dead_node_keys WHERE nkey = $1', [lost.identity.nkey_public])).toEqual([{ node: 'yankee', reason: 'reissued' }]);
+
+    // Whoever holds the lost key cannot come back in with it, even with a good token.
+    const token = await t.issue({ forNode: 'yankee' });
+    expect(await t.enrol(token, t.requestFor(lost, token))).toMatchObject({ ok: false, message: expect.stringMatching(/key of node yankee that is dead/) });
+    expect(await t.enrol(token, t.requestFor(t.machine('yankee'), token))).toMatchObject({ ok: true, node: 'yankee' });
   });
 });

@@ -28,6 +28,7 @@ export interface RevokeOutcome {
 interface NodeRow {
   lifecycle_state: string;
   nkey: string | null;
+  public_key: string | null;
   wireguard_public_key: string | null;
   revoked_at: Date | string | null;
   updated_at: Date | string;
@@ -59,7 +60,7 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
   const now = ctx.now();
   const outcome = await nodeWorkQueue(ctx).run(node, async () => {
     const found = await ctx.store.transaction(async (tx) => {
-      const [row] = await tx.query<NodeRow>('SELECT lifecycle_state, nkey, wireguard_public_key, revoked_at, updated_at FROM nodes WHERE name = $1 FOR UPDATE', [node]);
+      const [row] = await tx.query<NodeRow>('SELECT lifecycle_state, nkey, public_key, wireguard_public_key, revoked_at, updated_at FROM nodes WHERE name = $1 FOR UPDATE', [node]);
       if (row === undefined) throw new NodeNotFound(node, 'list the nodes with `mesh-control nodes`, and give a name as it is listed there');
       if (row.lifecycle_state === 'revoked' || row.lifecycle_state === 'released') {
         throw new NodeNotRevocable(node, row.lifecycle_state, dateOrNull(row.lifecycle_state === 'revoked' ? row.revoked_at ?? row.updated_at : row.updated_at));
@@ -69,6 +70,12 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
          WHERE name = $1`,
         [node, now, why, row.nkey],
       );
+      if (row.public_key !== null && row.nkey !== null) {
+        await tx.query(
+          `INSERT INTO dead_node_keys (public_key, nkey, node, died_at, reason) VALUES ($1, $2, $3, $4, 'revoked') ON CONFLICT DO NOTHING`,
+          [row.public_key, row.nkey, node, now],
+        );
+      }
       const ended = await tx.query<{ id: string }>(
         // Ended by expiring now (a token issued this very millisecond, the next: a token cannot
         // expire before it was issued).
