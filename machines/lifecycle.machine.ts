@@ -107,8 +107,13 @@ export const DEFAULT_RELEASE_RETRY_DELAY_MS = DRIFT_INTERVAL_MS;
  * in the store, and the release finishes once the link is back to carry its report.
  *
  * A node that is gone for good (stolen, dead) is never released here: a final declaration
- * arrives only over the link, so such a node is revoked at the controller, the broker and the
- * providers, and keeps holding its machine in the last state it was told.
+ * arrives only over the link, so such a node is revoked at the controller (`mesh-control node
+ * revoke`), the broker and the providers, and keeps holding its machine in the last state it
+ * was told. Its host, if it still runs, is `disconnected`: once the broker has refused its
+ * credentials for a while it winds its node's work down and lets go of its store, so the
+ * machine can be enrolled again beside it, and takes up the new identity with a new tree (not a
+ * transition here: the revoked identity is never this machine's again, and the store keeps it
+ * until `enrol` replaces it).
  */
 export const lifecycleMachine = setup({
   types: {

@@ -81,6 +81,14 @@ export const HostState = z.strictObject({
   known_good_version: HostVersion.nullable(),
   briefing: Briefing.nullable(),
   last_linked_at: IsoTime.nullable(),
+  /**
+   * When this host enrolled on an empty store (a new machine, or one whose store was lost):
+   * the first full declaration after it may hand back what the node owned before
+   * (`previously_owned`), and only that declaration is read for it. Absent otherwise, and
+   * cleared once that declaration is taken: a host whose store is intact never reads what the
+   * controller says it owned.
+   */
+  store_rebuilt_at: IsoTime.optional(),
 });
 /** See {@link HostState}. */
 export type HostState = z.infer<typeof HostState>;

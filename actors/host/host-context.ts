@@ -34,14 +34,17 @@ export interface HostParts {
   now?: () => Date;
 }
 
-/** Locks and loads the store, and puts the host's parts together. */
-export async function openHost(settings: HostSettings, parts: HostParts): Promise<HostContext> {
+/**
+ * Locks and loads the store, and puts the host's parts together. `rebuild`: a store whose
+ * files are both gone opens empty even where the host was used before (see LoadOptions).
+ */
+export async function openHost(settings: HostSettings, parts: HostParts, options: { rebuild?: boolean } = {}): Promise<HostContext> {
   const release = await lockStore(settings.stateDir);
   try {
     const store = new HostStore(settings.stateDir);
     // Under the lock, so the store may be repaired: see HostStore.load. What it sweeps (the
     // leftovers of a killed save) is routine after a kill and needs no one's attention.
-    const loaded = await store.load({ repair: true });
+    const loaded = await store.load({ repair: true, ...(options.rebuild === true ? { rebuild: true } : {}) });
     return {
       settings,
       store,

@@ -7,6 +7,7 @@ import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
 import { NodeReleaseCommand } from './node-release.command';
+import { NodeRevokeCommand } from './node-revoke.command';
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
@@ -22,7 +23,7 @@ export function controlCli(): Cli {
   const cli = new Cli({ binaryLabel: 'Novox Mesh controller', binaryName: 'mesh-control', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeDeclareCommand, StatusCommand, TreeCommand, CallsCommand]) cli.register(command);
+  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, TreeCommand, CallsCommand]) cli.register(command);
   for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
   return cli;
 }

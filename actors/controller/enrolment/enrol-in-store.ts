@@ -131,6 +131,12 @@ async function sameMachineAgain(tx: Sql, token: TokenRecord, request: EnrolReque
 
 /** Says which node already holds one of the machine's keys, if another does. */
 async function identityClash(tx: Sql, request: EnrolRequest, forNode: string | null): Promise<string | undefined> {
+  // A key once replaced or revoked is dead for good: whoever presents it may hold a lost or
+  // stolen machine's key.
+  const [dead] = await tx.query<{ node: string; reason: string }>('SELECT node, reason FROM dead_node_keys WHERE public_key = $1 OR nkey = $2 LIMIT 1', [request.public_key, request.nkey_public]);
+  if (dead !== undefined) {
+    return `the machine presents a key of node ${dead.node} that is dead (${dead.reason === 'revoked' ? 'revoked' : 'replaced when a token was issued for the node'}); enrol with keys made afresh (nox-mesh-host enrol makes new ones)`;
+  }
   const [row] = await tx.query<{ name: string }>(
     'SELECT name FROM nodes WHERE (public_key = $1 OR nkey = $2 OR wireguard_public_key = $3) AND name IS DISTINCT FROM $4 LIMIT 1',
     [request.public_key, request.nkey_public, request.wireguard_public_key, forNode],

@@ -2,11 +2,19 @@ import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 import type { ControllerPart } from '../serve/controller-parts';
 import { releaseNode } from './release-node';
+import { RevocationReasonInvalid } from './revoke-errors';
+import { formatRevocation, revokeNode } from './revoke-node';
 
 /** The arguments of `node.release`. */
 export const NodeReleaseArgs = z.strictObject({ node: NodeName });
 
-/** The verb `node.release` (`mesh-control node release NAME`): retire a node gracefully. */
+/** The arguments of `node.revoke`: the node, and why (the operator's words), when given. */
+export const NodeRevokeArgs = z.strictObject({ node: NodeName, why: z.string().optional() });
+
+/**
+ * The verbs `node.release` (`mesh-control node release NAME`: retire a node gracefully) and
+ * `node.revoke` (`mesh-control node revoke NAME`: cut a gone node off at once).
+ */
 export const releasePart: ControllerPart = {
   name: 'release',
   start: async (_ctx, verbs) => {
@@ -16,6 +24,12 @@ export const releasePart: ControllerPart = {
         ? `node ${outcome.node} released: it held no identity, so there was nothing to send it`
         : `node ${outcome.node}: final declaration sent (generation ${outcome.generation}); it is released once it reports having removed what it owns (see mesh-control nodes)`;
       return { result: outcome, text };
+    });
+    verbs.register('node.revoke', NodeRevokeArgs, async (ctx, args) => {
+      const why = args.why === undefined ? null : args.why.trim();
+      if (why !== null && (why === '' || why.length > 500 || /[\r\n]/.test(why))) throw new RevocationReasonInvalid(args.why ?? '');
+      const outcome = await revokeNode(ctx, args.node, why);
+      return { result: outcome, text: formatRevocation(outcome) };
     });
     return { stop: async () => undefined };
   },

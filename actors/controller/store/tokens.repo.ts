@@ -44,16 +44,23 @@ const COLUMNS = 'id, for_node, revoked_identity, issued_at, expires_at, consumed
 /**
  * Keeps a new token. For `--node NAME` it revokes the node's identity in the same transaction:
  * the node row is locked (SELECT … FOR UPDATE), its key and broker user cleared (an enrolled or
- * disconnected node becomes `revoked`), and the revoked broker user recorded on the token, for
- * the caller to remove from the broker. Throws NodeNotFound for a name with no record.
+ * disconnected node becomes `revoked`), the revoked broker user recorded on the token, for
+ * the caller to remove from the broker, and the key recorded dead (dead_node_keys). Throws NodeNotFound for a name with no record.
  */
 export async function issueToken(store: Pick<SqlStore, 'transaction'>, request: IssueTokenRequest): Promise<TokenRecord> {
   return store.transaction(async (tx) => {
     let revoked: string | null = null;
     if (request.for_node !== null) {
-      const [node] = await tx.query<{ nkey: string | null }>('SELECT nkey FROM nodes WHERE name = $1 FOR UPDATE', [request.for_node]);
+      const [node] = await tx.query<{ nkey: string | null; public_key: string | null }>('SELECT nkey, public_key FROM nodes WHERE name = $1 FOR UPDATE', [request.for_node]);
       if (node === undefined) throw new NodeNotFound(request.for_node);
       revoked = node.nkey;
+      // The key it replaces is dead: never sealed to again, refused if presented at enrolment.
+      if (node.public_key !== null && node.nkey !== null) {
+        await tx.query(
+          `INSERT INTO dead_node_keys (public_key, nkey, node, died_at, reason) VALUES ($1, $2, $3, $4, 'reissued') ON CONFLICT DO NOTHING`,
+          [node.public_key, node.nkey, request.for_node, request.issued_at],
+        );
+      }
       await tx.query(
         `UPDATE nodes SET public_key = NULL, nkey = NULL, updated_at = $2,
            lifecycle_state = CASE WHEN lifecycle_state IN ('enrolled', 'disconnected') THEN 'revoked' ELSE lifecycle_state END

@@ -1,6 +1,14 @@
 import { formatSpan } from '../nodes/format-span';
 import type { IssuedToken } from './issue-enrolment-token';
 
+/** The lines about a replaced key: recorded dead, and what can no longer be sealed to it. */
+function cannotSealTo(dead: NonNullable<IssuedToken['cannot_seal_to']>): string[] {
+  const waiting = dead.waiting.length === 0
+    ? 'no declaration was waiting for it'
+    : `declarations it never took: ${dead.waiting.map((d) => `generation ${d.generation} (${d.kind}, sent ${d.sent_at})`).join(', ')}; it is sent its current ones once enrolled`;
+  return [`Its old key ${dead.dead_key} is recorded as dead, and nothing is sealed to it again: no secret is sealed to a node yet; ${waiting}.`];
+}
+
 /**
  * What `token issue` prints: the token alone on its first line (easy to select and copy), then
  * what it allows, until when, and the command to run on the machine. This is the only time
@@ -17,5 +25,6 @@ export function formatIssuedToken(issued: IssuedToken): string {
     ...(issued.for_node !== null && issued.revoked_identity !== null
       ? [`The previous identity of ${issued.for_node} is revoked: its broker user is removed and its connection closed.`]
       : []),
+    ...(issued.cannot_seal_to === undefined ? [] : cannotSealTo(issued.cannot_seal_to)),
   ].join('\n');
 }

@@ -18,6 +18,13 @@ export interface IssuedToken {
   expires_at: string;
   /** The node's broker user (nkey) revoked at issue, when it had one. */
   revoked_identity: string | null;
+  /**
+   * With a revoked identity: its key is dead, and this is what the mesh can no longer seal to
+   * it. Nothing is sealed yet (`sealed` is empty until secrets exist), so what is listed is
+   * the declarations sent that the node never reported taking: it gets its current ones again
+   * once it has enrolled.
+   */
+  cannot_seal_to?: { dead_key: string; sealed: string[]; waiting: Array<{ generation: number; kind: string; sent_at: string }> };
 }
 
 /**
@@ -49,6 +56,7 @@ export async function issueEnrolmentToken(
     await ctx.broker.removeNode(request.forNode);
     if (record.revoked_identity !== null) ctx.log(`node ${request.forNode}: identity ${record.revoked_identity} revoked; its broker user is removed`);
   }
+  const waiting = record.revoked_identity === null || request.forNode === null ? undefined : await waitingFor(ctx, request.forNode);
   await ctx.broker.addEnrolment(credentials.token_id, brokerPasswordFor(credentials.secret, credentials.token_id));
   ctx.log(`token ${credentials.token_id} issued ${request.forNode === null ? 'for a new machine' : `for node ${request.forNode}`}, expires ${expiresAt.toISOString()}`);
   return {
@@ -64,5 +72,17 @@ export async function issueEnrolmentToken(
     issued_at: record.issued_at.toISOString(),
     expires_at: record.expires_at.toISOString(),
     revoked_identity: record.revoked_identity,
+    ...(waiting === undefined || record.revoked_identity === null ? {} : { cannot_seal_to: { dead_key: record.revoked_identity, sealed: [], waiting } }),
   };
+}
+
+/** The declarations sent to `node` after the last one it reported on: what it never took. */
+async function waitingFor(ctx: Pick<ControllerContext, 'store'>, node: string): Promise<Array<{ generation: number; kind: string; sent_at: string }>> {
+  const rows = await ctx.store.query<{ generation: string | number; kind: string; sent_at: Date | string }>(
+    `SELECT generation, kind, sent_at FROM declarations
+     WHERE node = $1 AND generation > COALESCE((SELECT max(generation) FROM reports WHERE node = $1), 0)
+     ORDER BY generation`,
+    [node],
+  );
+  return rows.map((row) => ({ generation: Number(row.generation), kind: row.kind, sent_at: new Date(row.sent_at).toISOString() }));
 }

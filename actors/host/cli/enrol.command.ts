@@ -21,6 +21,12 @@ export class EnrolCommand extends HostCommand {
       as a new node or again as one the mesh knows was decided when the token was issued; an
       identity already here is replaced, and what the host owns stays its own. The running
       host (nox-mesh-host run, or the service) then receives the node's declarations.
+
+      A machine whose store was lost (state.json and state.last-good.json both gone) is
+      rebuilt by enrolling it again with a token issued for its node (mesh-control token
+      issue --node NAME): the first full declaration hands back what the node owned, and the
+      host removes what of it is no longer declared. It takes back only files and directories
+      inside its root that it could have made, and follows no symbolic link.
     `,
     examples: [['Enrol with a token', '$0 enrol --token nmt1-…']],
   });
@@ -31,7 +37,8 @@ export class EnrolCommand extends HostCommand {
   async run(): Promise<CommandResult> {
     const token = decodeToken(this.token);
     const timeoutMs = parseTimeout(this.timeout);
-    const enrolled = await this.withHost((host) => enrol(host, token, { timeoutMs }));
+    // A store lost with both its files is rebuilt by enrolling (see HostStore.load).
+    const enrolled = await this.withHost((host) => enrol(host, token, { timeoutMs }), { rebuild: true });
     const again = enrolled.replaced_node === null ? '' : ` (this machine was node ${enrolled.replaced_node}; that identity is replaced)`;
     return {
       text: `enrolled as ${enrolled.node}${again}; start the host (\`nox-mesh-host run\`, or the service) to receive its declarations`,

@@ -21,6 +21,7 @@ export function formatStatus(status: HostStatus, now: Date): string {
     const held = status.last_declaration;
     lines.push(['last declaration', held === null ? 'none' : `generation ${held.generation} (${held.kind}, epoch ${held.epoch}, ${held.resources} resources), ${held.taken_at === null ? 'held since before the host started' : `taken ${ago(held.taken_at, now)} ago`}`]);
   }
+  if (status.revoked !== undefined) lines.push(['revoked', status.revoked.detail]);
   const width = Math.max(...lines.map(([name]) => name.length));
   return lines.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
 }

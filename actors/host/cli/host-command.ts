@@ -29,13 +29,13 @@ export abstract class HostCommand extends MachineCommand {
     return { ...DEFAULT_SETTINGS, root, stateDir };
   }
 
-  /** Opens the host for the length of `work`, then releases the store. */
-  async withHost<T>(work: (host: HostContext) => Promise<T>): Promise<T> {
+  /** Opens the host for the length of `work`, then releases the store (`rebuild`: see openHost). */
+  async withHost<T>(work: (host: HostContext) => Promise<T>, options: { rebuild?: boolean } = {}): Promise<T> {
     const settings = await this.settings();
     const { parts } = await nodeSetupOf(settings, runnerFrom(this.context));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { openHost } = require('../host-context') as typeof import('../host-context');
-    const host = await openHost(settings, parts);
+    const host = await openHost(settings, parts, options);
     try {
       if (host.storeProblem !== undefined) this.context.stderr.write(`warning: ${host.storeProblem}\n`);
       return await work(host);

@@ -93,7 +93,7 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
   };
   const before = host.state.current().identity;
   await writeWireGuardKey(host.settings.stateDir, wireguard.private_key);
-  await host.state.update((state) => enrolledState(state, { node: reply.node, ...identity }, pins));
+  await host.state.update((state) => enrolledState(state, { node: reply.node, ...identity }, pins, host.now().toISOString()));
   return {
     node: reply.node,
     nkey_public: identity.nkey_public,

@@ -8,6 +8,7 @@ import { linkLogic } from './link.actor';
 import { pinnedAttempt } from './pinned-attempt';
 import { watchConnection } from './watch-connection';
 import { monotonicMs } from '../../shared/time/monotonic-ms';
+import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
 
 /** What the link tells the host about its connection. */
 export interface LinkListener {
@@ -17,6 +18,8 @@ export interface LinkListener {
   unlinked(): void;
   /** An attempt to reach the broker failed, and the link waits before the next. */
   unreachable?(): void;
+  /** The broker refused this node's credentials (its user is gone, or its key is not the one it knows). */
+  refused?(): void;
   /** Something a person reading the host's log should see; never carries key material. */
   note(line: string): void;
 }
@@ -90,8 +93,12 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
   let lastNoted: string | null = null;
   const capMs = options.backoff?.capMs ?? DEFAULT_LINK_BACKOFF.capMs;
 
+  const attempt = pinnedAttempt({ identity, pins, deadLinkMs });
   const logic = linkLogic<NatsConnection>({
-    attempt: pinnedAttempt({ identity, pins, deadLinkMs }),
+    attempt: (input, signal) => attempt(input, signal).catch((error: unknown) => {
+      if (error instanceof BrokerRefusedCredentials) listener.refused?.();
+      throw error;
+    }),
     watch: watchConnection,
     check: async (connection, signal) => {
       const started = monotonicMs();

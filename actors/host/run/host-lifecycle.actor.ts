@@ -9,7 +9,7 @@ import { StoreLocked } from '../store/store-errors';
 import type { HostLog } from './host-log';
 import type { HostTimings } from './host-timings';
 import { nodeLogic } from './node-children';
-import { NodeWork } from './node-work';
+import { NodeWork, type Revocation } from './node-work';
 import type { NodeSetup } from './run-host';
 import type { RouseSource } from './rouse-signal';
 import { plainlyHosted, waitForIdentity } from './wait-for-identity';
@@ -30,6 +30,13 @@ export interface HostLifecycleOptions {
   restartDue(): void;
   /** Something the status shows has changed. */
   changed?(): void;
+  /**
+   * The identity was revoked, the store let go, and `enrol` has since put another identity in
+   * it: the host starts its tree again to take that one up.
+   */
+  identityReplaced?(): void;
+  /** Aborted when the host stops: ends a wait for a new identity. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -92,6 +99,30 @@ export class HostLifecycle {
   /** The node's work, if this host is a node now. */
   nodeWork(): NodeWork | undefined {
     return this.work;
+  }
+
+  /** The revocation of the node's identity, once the host has taken it as revoked. */
+  revocation(): Revocation | null {
+    return this.work?.revocation ?? null;
+  }
+
+  /**
+   * The identity was revoked: the node's work winds down (it stays, inert, for the status to
+   * show) and the store is let go, so `nox-mesh-host enrol` can run beside this process. Once
+   * the store holds another identity, the tree is started again to take it up.
+   */
+  private async letGoRevoked(revocation: Revocation): Promise<void> {
+    const { settings, log, pollMs, signal } = this.options;
+    const work = this.work;
+    if (work !== undefined && !work.ended) await work.windDown();
+    const host = this.host;
+    this.host = undefined;
+    await host?.close();
+    this.options.changed?.();
+    const never = new AbortController();
+    if (!(await waitForIdentity(settings.stateDir, signal ?? never.signal, pollMs, work?.identity.nkey_public))) return;
+    log.say(`the store holds a new identity (enrolled again after node ${revocation.node} was revoked): taking it up`);
+    this.options.identityReplaced?.();
   }
 
   /** Lets the node's work go (between resources, what is queued sent) and closes the store. */
@@ -157,6 +188,11 @@ export class HostLifecycle {
           timings: this.options.timings,
           tell: (event) => this.tell(event),
           restartDue: () => this.options.restartDue(),
+          revoked: (revocation) => {
+            setImmediate(() => {
+              this.letGoRevoked(revocation).catch((error: unknown) => this.options.fail(error));
+            });
+          },
           ...(this.options.changed === undefined ? {} : { changed: this.options.changed }),
         });
       }

@@ -48,6 +48,11 @@ export interface HostStatus {
   last_linked_at: string | null;
   last_pass: PassStatus | null;
   last_declaration: DeclarationStatus | null;
+  /**
+   * Present once the host has taken its identity as revoked (the broker refuses its
+   * credentials): what happened and what to do. The store is let go while it is.
+   */
+  revoked?: { node: string; refused_since: string; detail: string };
   /** The live supervision tree; null while the host waits to be enrolled and has none. */
   tree: SupervisionTreeNode | null;
 }

@@ -13,6 +13,12 @@ export interface HostTimings {
   deadLinkMs?: number;
   link?: Partial<LinkTimings>;
   backoff?: Partial<LinkBackoff>;
+  /**
+   * How long the broker must have refused the node's credentials, at every attempt and with
+   * no link between, before the host takes its identity as revoked (default 10 s): long enough
+   * that a broker reloading its users is not a revocation, short enough that `enrol` can follow.
+   */
+  revokedAfterMs?: number;
 }
 
 /**
@@ -45,6 +51,7 @@ const SETTERS: Record<string, Setter> = {
   settled_after: (t, ms) => { t.link = { ...t.link, settledAfterMs: ms }; },
   retry_first: (t, ms) => { t.backoff = { ...t.backoff, firstMs: ms }; },
   retry_cap: (t, ms) => { t.backoff = { ...t.backoff, capMs: ms }; },
+  revoked_after: (t, ms) => { t.revokedAfterMs = ms; },
 };
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };

@@ -29,9 +29,10 @@ export interface HostTree {
 
 /**
  * Why the tree ended: the host is stopping, or it has installed a new version of itself and
- * exits so the launcher starts that one.
+ * exits so the launcher starts that one, or its revoked identity was replaced by enrolling
+ * again and a new tree takes the new one up.
  */
-export type HostTreeEnd = 'stopped' | 'restart';
+export type HostTreeEnd = 'stopped' | 'restart' | 'identity-replaced';
 
 /**
  * The host as a supervision tree, from the moment the machine may be a node:
@@ -54,6 +55,7 @@ export async function runHostTree(options: HostTreeOptions): Promise<HostTreeEnd
   const { signal } = options;
   let failure: unknown;
   let restart = false;
+  let replaced = false;
   let wake: () => void = () => undefined;
   const ended = new Promise<void>((resolve) => {
     wake = resolve;
@@ -76,6 +78,11 @@ export async function runHostTree(options: HostTreeOptions): Promise<HostTreeEnd
       restart = true;
       wake();
     },
+    identityReplaced: () => {
+      replaced = true;
+      wake();
+    },
+    signal,
   });
   let escalation: SupervisorEscalated | undefined;
   const root = runRootSupervisor(
@@ -111,7 +118,7 @@ export async function runHostTree(options: HostTreeOptions): Promise<HostTreeEnd
     await status.flushed();
   }
   if (failure !== undefined) throw failure;
-  return restart ? 'restart' : 'stopped';
+  return restart ? 'restart' : replaced ? 'identity-replaced' : 'stopped';
 }
 
 /** What the running host says about itself, read from its live tree and its node's work. */
@@ -129,6 +136,7 @@ export function composeStatus(root: RootSupervisor, lifecycle: HostLifecycle, st
     last_linked_at: work?.clock.lastLinkedAt()?.toISOString() ?? null,
     last_pass: work?.lastPass ?? null,
     last_declaration: work?.lastDeclaration ?? null,
+    ...(work?.revocation == null ? {} : { revoked: work.revocation }),
     tree,
   };
 }

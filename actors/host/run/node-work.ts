@@ -6,7 +6,7 @@ import type { HostIdentity, HostPins, HostState, LastDeclaration } from '../../.
 import type { HostKind } from '../../../schema/resource';
 import type { LifecycleEvent } from '../../../machines/lifecycle.machine';
 import type { ReconcileReason } from '../../../machines/reconcile.machine';
-import type { HostContext } from '../host-context';
+import { applyContextOf, type HostContext } from '../host-context';
 import { WIREGUARD_KEY_FILE } from '../enrolment/wireguard-key';
 import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
@@ -16,6 +16,8 @@ import { HEARTBEAT_PERIOD_MS } from '../../shared/heartbeat/heartbeat-period';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
 import { recordDeclaration } from '../link/record-declaration';
+import { describeTakenBack, keptCopiesOf, takePreviouslyOwned, withTakenBack } from '../link/take-previously-owned';
+import { forgetKeptAt } from '../adoption/hand-back';
 import { ReportSender } from '../link/report-sender';
 import { storedDeclaration } from '../reconcile/desired-resources';
 import { passFailed, reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
@@ -48,7 +50,24 @@ export interface NodeWorkOptions {
   restartDue(): void;
   /** Something `nox-mesh-host status` shows has changed (a link, a pass, a declaration). */
   changed?(): void;
+  /**
+   * The broker has refused this node's credentials long enough to take its identity as
+   * revoked (see HostTimings.revokedAfterMs): said once; the caller lets the store go.
+   */
+  revoked?(revocation: Revocation): void;
 }
+
+/** What the running host knows of its identity's revocation, for its log and its status. */
+export interface Revocation {
+  node: string;
+  /** The first refusal of the run that ended in it (UTC, ISO 8601). */
+  refused_since: string;
+  /** What happened, and what a person does next. */
+  detail: string;
+}
+
+/** How long refusals must last before the identity is taken as revoked, unless timed otherwise. */
+export const DEFAULT_REVOKED_AFTER_MS = 10_000;
 
 /** What a connection's users are told: a new link, or the end of the current one. */
 interface ConnectionListener {
@@ -111,6 +130,10 @@ export class NodeWork {
   // Set while the node lets its link go on purpose: that is not the link lost.
   private stopping = false;
   private restarting = false;
+  // Since when every attempt has been refused the node's credentials; null once linked.
+  private refusedSince: Date | null = null;
+  /** Set once the identity is taken as revoked. */
+  revocation: Revocation | null = null;
 
   constructor(private readonly options: NodeWorkOptions) {
     const start = options.host.state.current();
@@ -260,7 +283,9 @@ export class NodeWork {
       ...(timings.deadLinkMs === undefined ? {} : { deadLinkMs: timings.deadLinkMs }),
       listener: {
         note: (line) => log.say(line),
+        refused: () => this.noteRefused(),
         linked: (connection, again) => {
+          this.refusedSince = null;
           this.clock.up(this.host.now());
           this.noteLinked();
           this.connection = connection;
@@ -381,9 +406,21 @@ export class NodeWork {
       });
       return;
     }
-    await host.state.update((s) => recordDeclaration(s, admission));
     const { declaration } = admission;
+    // Read once, by the first full (or final) declaration after an enrolment on an empty store,
+    // and never otherwise: a store that is intact is the node's own word on what it owns.
+    const rebuilt = state.store_rebuilt_at !== undefined && declaration.kind !== 'overlay';
+    const back = rebuilt && declaration.kind === 'full'
+      ? await takePreviouslyOwned(declaration, state, { appliers: host.appliers, ctx: applyContextOf(host), rules })
+      : undefined;
+    await host.state.update((s) => {
+      const taken = recordDeclaration(s, admission);
+      return rebuilt ? withTakenBack(taken, back ?? { taken: [], reclaimed: [] }) : taken;
+    });
+    // After the store stopped pointing at them: a kill in between leaves a copy, never a record without one.
+    for (const kept of back === undefined ? [] : keptCopiesOf(back)) forgetKeptAt(host.settings.stateDir, kept);
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
+    if (back !== undefined && declaration.previously_owned !== undefined) log.say(describeTakenBack(back));
     this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: host.now().toISOString() };
     this.options.changed?.();
     // A final declaration starts the release, which asks for the pass itself: asked twice, the
@@ -391,6 +428,28 @@ export class NodeWork {
     const asked = this.passesAsked;
     if (declaration.kind === 'final') this.options.tell({ type: 'declaration.final' });
     if (this.passesAsked === asked) this.reconcile?.send({ type: 'declaration.arrived' });
+  }
+
+  // A broker that refuses the node's credentials at every attempt for long enough has had its
+  // user removed: the identity was revoked (mesh-control node revoke, or a token issued for the
+  // node). Said once, plainly, and handed up so the store can be let go for enrol.
+  private noteRefused(): void {
+    const now = this.host.now();
+    this.refusedSince ??= now;
+    const after = this.options.timings?.revokedAfterMs ?? DEFAULT_REVOKED_AFTER_MS;
+    if (this.revocation !== null || this.stopping || now.getTime() - this.refusedSince.getTime() < after) return;
+    this.revocation = {
+      node: this.node,
+      refused_since: this.refusedSince.toISOString(),
+      detail:
+        `the broker has refused node ${this.node}'s credentials since ${this.refusedSince.toISOString()}: its identity was revoked at the controller ` +
+        '(mesh-control node revoke, or a token issued for this node). This host has stopped acting as the node and let go of its store: ' +
+        'enrol this machine again now, without stopping the host (mesh-control token issue --node NAME or --new, then nox-mesh-host enrol --token …), ' +
+        'and the host takes up the new identity by itself. If the node should not have been revoked, ask the mesh\'s operator, then restart the host',
+    };
+    this.options.log.say(`revoked: ${this.revocation.detail}`);
+    this.options.changed?.();
+    this.options.revoked?.(this.revocation);
   }
 
   // Kept in the store so a host that restarts after a week away still knows how long it was.

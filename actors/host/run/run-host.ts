@@ -78,7 +78,11 @@ export async function runHost(options: RunHostOptions): Promise<void> {
     }
     // A new version of the host is installed when the tree ends with 'restart': exit 0, and
     // the launcher starts it.
-    if (!signal.aborted) await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
+    // A revoked identity replaced by enrolling again: a new tree takes the new one up.
+    while (!signal.aborted) {
+      const end = await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
+      if (end !== 'identity-replaced') break;
+    }
     log.say('stopped');
   } finally {
     await pidfile.release();

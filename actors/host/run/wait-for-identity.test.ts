@@ -33,4 +33,18 @@ describe('a hosted machine waiting for enrolment', () => {
     stop.abort();
     expect(await waiting).toBe(false);
   });
+
+  test('waiting past a revoked identity, the same one written again does not end it; another one does', async () => {
+    const revoked = { node: 'alpha', ...generateNodeIdentity() };
+    await new HostStore(dir).save({ ...emptyHostState(), identity: revoked });
+    const stop = new AbortController();
+    let ended = false;
+    const waiting = waitForIdentity(dir, stop.signal, 20, revoked.nkey_public).then((found) => { ended = true; return found; });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new HostStore(dir).save({ ...emptyHostState(), identity: revoked, sequence: 4 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ended).toBe(false);
+    await new HostStore(dir).save({ ...emptyHostState(), identity: { node: 'alpha', ...generateNodeIdentity() } });
+    expect(await waiting).toBe(true);
+  });
 });

@@ -5,11 +5,12 @@ import { LAST_GOOD_FILE, STATE_FILE } from '../store/store-files';
 
 /**
  * Waits, without holding the store, until the store holds an identity (someone ran `enrol`),
- * or `signal` aborts. Looks again whenever the state directory changes and every `pollMs` in
+ * or `signal` aborts; with `except`, an identity whose nkey is not that one (a revoked
+ * identity replaced by enrolling again). Looks again whenever the state directory changes and every `pollMs` in
  * any case (a change notification can be missed, on some file systems it never comes). The
  * file is only read here; the caller takes the lock and loads it properly.
  */
-export async function waitForIdentity(stateDir: string, signal: AbortSignal, pollMs: number): Promise<boolean> {
+export async function waitForIdentity(stateDir: string, signal: AbortSignal, pollMs: number, except?: string): Promise<boolean> {
   let wake: () => void = () => undefined;
   let watcher: FSWatcher | undefined;
   try {
@@ -20,7 +21,7 @@ export async function waitForIdentity(stateDir: string, signal: AbortSignal, pol
   }
   try {
     while (!signal.aborted) {
-      if (await holdsIdentity(stateDir)) return true;
+      if (await holdsIdentity(stateDir, except)) return true;
       await new Promise<void>((resolve) => {
         const done = (): void => {
           clearTimeout(timer);
@@ -60,10 +61,10 @@ export async function plainlyHosted(stateDir: string): Promise<boolean> {
   }
 }
 
-async function holdsIdentity(stateDir: string): Promise<boolean> {
+async function holdsIdentity(stateDir: string, except: string | undefined): Promise<boolean> {
   try {
-    const state = JSON.parse(await fs.readFile(path.join(stateDir, STATE_FILE), 'utf8')) as { identity?: unknown };
-    return typeof state.identity === 'object' && state.identity !== null;
+    const state = JSON.parse(await fs.readFile(path.join(stateDir, STATE_FILE), 'utf8')) as { identity?: { nkey_public?: unknown } | null };
+    return typeof state.identity === 'object' && state.identity !== null && (except === undefined || state.identity.nkey_public !== except);
   } catch {
     return false;
   }

@@ -173,6 +173,14 @@ describe('the host store at its edges', () => {
     await expect(fs.stat(store.file)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  test('asked to rebuild (enrol), a store whose files are both gone opens empty and says what it found; nothing else does', async () => {
+    await fs.mkdir(path.join(dir, 'launch'));
+    await fs.writeFile(path.join(dir, 'launch', 'known-good'), '0.1.0\n');
+    await expect(new HostStore(dir).load({ repair: true })).rejects.toBeInstanceOf(StoreEvidenceWithoutState);
+    const loaded = await new HostStore(dir).load({ repair: true, rebuild: true });
+    expect(loaded).toMatchObject({ source: 'fresh', state: emptyHostState(), problem: expect.stringMatching(/both gone.*enrolling rebuilds it/) });
+  });
+
   test('a known-good version left by the launcher is evidence of earlier use too', async () => {
     await fs.mkdir(path.join(dir, 'launch'));
     await fs.writeFile(path.join(dir, 'launch', 'known-good'), '0.1.0\n');

@@ -34,6 +34,13 @@ export interface LoadOptions {
    * reader without it (`owned`, `briefing`) changes nothing.
    */
   repair?: boolean;
+  /**
+   * Start from an empty store when both store files are gone, even where the state directory
+   * shows the host has been used (StoreEvidenceWithoutState otherwise): for `enrol`, which is
+   * how a lost store is rebuilt (re-enrolled as the same node, the mesh hands back what the
+   * node owned). `problem` says what was found.
+   */
+  rebuild?: boolean;
 }
 
 /** How many damaged copies of state.json are kept for a person to look at; older ones are swept. */
@@ -93,7 +100,10 @@ export class HostStore {
     if (copy === undefined) throw new Error('unreachable: the copy is read whenever state.json is not used');
     if (main.kind === 'missing' && copy.kind === 'missing') {
       const evidence = await this.evidenceOfUse();
-      if (evidence.length > 0) throw this.evidenceWithoutState(evidence);
+      if (evidence.length > 0 && !options.rebuild) throw this.evidenceWithoutState(evidence);
+      if (evidence.length > 0) {
+        return { state: emptyHostState(), source: 'fresh', problem: `the host store is missing (${this.file} and ${this.lastGoodFile} are both gone), though this host has been used here before: enrolling rebuilds it` };
+      }
       return { state: emptyHostState(), source: 'fresh' };
     }
     if (copy.kind === 'ok') {
@@ -190,7 +200,9 @@ export class HostStore {
       {
         value: this.stateDir,
         next:
-          `restore ${STATE_FILE} from a backup into ${this.stateDir}; or, to start over and let the host take what it finds ` +
+          `restore ${STATE_FILE} from a backup into ${this.stateDir}; or re-enrol this machine as the node it was ` +
+          '(mesh-control token issue --node NAME, then nox-mesh-host enrol --token …): the mesh hands back what the node owned; ' +
+          `or, to start over and let the host take what it finds ` +
           `as the machine's own (adopting it), move the directory aside first: mv ${this.stateDir} ${this.stateDir}.old`,
         exitCode: 4,
       },

@@ -1,0 +1,29 @@
+import { Command, Option } from 'clipanion';
+import type { CommandResult } from '../../shared/cli/mesh-command';
+import { callController } from '../control/call-controller';
+import { ControllerCommand } from './controller-command';
+
+/** `mesh-control node revoke NAME [--why TEXT]`: cut off a node that is gone (stolen, dead). */
+export class NodeRevokeCommand extends ControllerCommand {
+  static override paths = [['node', 'revoke']];
+  static override usage = Command.Usage({
+    description: 'Cut off a gone node at once: remove its broker identity and list what the mesh issued for it',
+    details: `
+      For a machine that is gone (stolen, dead, given away) and cannot be released: its broker user is removed and its connection dropped at once, every enrolment token still open for it is ended, its peers are sent an overlay without it, and \`mesh-control nodes\` shows it revoked. Every credential the mesh issued for the node is listed, with what became of it. The record stays; \`mesh-control node release NAME\` retires it.
+
+      Its host, if it still runs, finds the broker refusing it, says so, and lets go of its store, so the machine can be enrolled again (\`mesh-control token issue --node NAME\`, then \`nox-mesh-host enrol --token …\`) without stopping the host first.
+    `,
+    examples: [
+      ['Revoke a stolen laptop', 'mesh-control node revoke laptop-7 --why "stolen from the car, 2026-12-03"'],
+      ['The same, as JSON', 'mesh-control node revoke laptop-7 --json'],
+    ],
+  });
+
+  node = Option.String({ name: 'NAME' });
+  why = Option.String('--why', { description: 'Why the node is revoked, in a line: kept on its record and logged' });
+
+  async run(): Promise<CommandResult> {
+    const answer = await callController(this.meshDir(), 'node.revoke', { node: this.node, ...(this.why === undefined ? {} : { why: this.why }) });
+    return { text: answer.text, json: answer.result };
+  }
+}
