@@ -182,7 +182,7 @@ describe.each(['pglite', 'postgres'] as const)('enrolment end to end, the contro
 
   test('enrolling the machine again with the new token brings it back as the same node, with what it was declared', async () => {
     const oldNkey = (await stateOf('b')).identity?.nkey_public;
-    // The host keeps the store while it holds an identity, revoked or not: stopped for the enrolment.
+    // A revoked host lets its store go after a while (e2e/revoke.e2e.test.ts enrols beside a running one); stopped here, as an operator may.
     expect((await rig.stopHost('b')).code).toBe(0);
     const again = await rig.enrol('b', reissued.token);
     expect(again).toMatchObject({ node: 'b', replaced_node: 'b' });
