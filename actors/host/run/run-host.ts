@@ -79,6 +79,7 @@ export async function runHost(options: RunHostOptions): Promise<void> {
     // A new version of the host is installed when the tree ends with 'restart': exit 0, and
     // the launcher starts it.
     if (!signal.aborted) await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
+    else await writeHostStatus(settings.stateDir, stoppedWhileHosted(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
     log.say('stopped');
   } finally {
     await pidfile.release();
@@ -95,6 +96,12 @@ export async function runHost(options: RunHostOptions): Promise<void> {
 function treeCode(): typeof import('./host-tree') {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('./host-tree') as typeof import('./host-tree');
+}
+
+// Stopped before it was ever a node: the tree, which says so otherwise, never ran.
+function stoppedWhileHosted(startedAt: Date): HostStatus {
+  const now = new Date().toISOString();
+  return { ...hostedStatus(startedAt), lifecycle: 'stopped', stopped: { at: now, failed: false, why: 'asked to stop (SIGTERM or SIGINT)' } };
 }
 
 // Waiting to be enrolled, the host has no tree yet: it says so without loading one.
