@@ -3,6 +3,7 @@ import { supervise, type SupervisorSpec } from '../../shared/supervisor/supervis
 import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
 import { HostLifecycle, type HostLifecycleOptions } from './host-lifecycle.actor';
 import { messageOf } from '../../shared/message-of';
+import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
 import { StatusWriter, writeHostStatus, type HostStatus } from './host-status';
 
 /** The root supervisor's limits: the lifecycle failing more than three times a minute stops the host. */
@@ -116,7 +117,7 @@ export async function runHostTree(options: HostTreeOptions): Promise<HostTreeEnd
     await status.flushed();
     // The last word of the status file: that this process has ended, and why.
     const why = failure !== undefined ? messageOf(failure) : restart ? 'a new version of the host is installed: the launcher starts it' : 'asked to stop (SIGTERM or SIGINT)';
-    const now = new Date().toISOString();
+    const now = utcTimestamp(Date.now());
     await writeHostStatus(options.settings.stateDir, { ...last, written_at: now, lifecycle: 'stopped', linked_since: null, stopped: { at: now, failed: failure !== undefined, why } })
       .catch((error: unknown) => options.log.say(`could not write the status file: ${messageOf(error)}`));
   }
@@ -131,12 +132,12 @@ export function composeStatus(root: RootSupervisor, lifecycle: HostLifecycle, st
   return {
     format: 1,
     pid: process.pid,
-    started_at: startedAt.toISOString(),
-    written_at: new Date().toISOString(),
+    started_at: utcTimestamp(startedAt),
+    written_at: utcTimestamp(Date.now()),
     lifecycle: tree.children.find((child) => child.id === 'lifecycle')?.child_state ?? 'starting',
     node: work?.node ?? null,
-    linked_since: work?.linkedSince?.toISOString() ?? null,
-    last_linked_at: work?.clock.lastLinkedAt()?.toISOString() ?? null,
+    linked_since: timestampOrNull(work?.linkedSince ?? null),
+    last_linked_at: timestampOrNull(work?.clock.lastLinkedAt() ?? null),
     last_pass: work?.lastPass ?? null,
     last_declaration: work?.lastDeclaration ?? null,
     tree,

@@ -183,7 +183,7 @@ export class NodeWork {
   passed(report: PassReport): void {
     const { host, log } = this.options;
     this.lastPassAt = host.now();
-    this.lastPass = { at: this.lastPassAt.toISOString(), reasons: [...report.reasons], outcome: passFailed(report) ? 'failed' : 'converged', counts: { ...report.counts } as Record<string, number> };
+    this.lastPass = { at: utcTimestamp(this.lastPassAt), reasons: [...report.reasons], outcome: passFailed(report) ? 'failed' : 'converged', counts: { ...report.counts } as Record<string, number> };
     this.options.changed?.();
     const about = this.answering.get(report) ?? { held: host.state.current().last_declaration, final: false };
     log.say(`pass (${report.reasons.join(', ')}): ${describeCounts(report)}`);
@@ -383,7 +383,7 @@ export class NodeWork {
     await host.state.update((s) => recordDeclaration(s, admission));
     const { declaration } = admission;
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
-    this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: host.now().toISOString() };
+    this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: utcTimestamp(host.now()) };
     this.options.changed?.();
     // A final declaration starts the release, which asks for the pass itself: asked twice, the
     // reconcile machine would run a second pass straight after the first.
