@@ -23,8 +23,8 @@ export async function nodeSetupFor(settings: HostSettings, runner: CommandRunner
 
 /**
  * The adopter, loaded the first time a pass meets a resource it does not own yet (the adoption
- * machine, its briefing and its hand-back): a node that holds what it already owns, idle for
- * months, never evaluates that code.
+ * machine and its keep-original code): a node that holds what it already owns, idle for months,
+ * never evaluates that code.
  */
 function lazyAdopter(): Adopter {
   let adopter: Adopter | undefined;
