@@ -44,6 +44,9 @@ export const machineFence = {
 // (about 0.45 MB); the performance global loads perf_hooks. Host code, and the shared code the
 // host bundles, uses actors/shared/fs/promised-fs and actors/shared/time/monotonic-ms instead.
 const noFsPromises = 'the host does not load node:fs/promises (it brings readline and the file watchers, some 0.45 MB of the idle host): import from actors/shared/fs/promised-fs';
+// Date.prototype.toISOString sets up the local time zone through ICU first, even for UTC,
+// which pages in some 0.6 MB of the Node binary's time-zone data for the life of the process.
+const noToIsoString = 'the host does not format times with toISOString (it pages in ICU time-zone data, some 0.6 MB of the idle host): use utcTimestamp from actors/shared/time/utc-timestamp';
 export const hostMemoryFence = {
   files: ['actors/host/**/*.ts', 'actors/shared/**/*.ts'],
   ignores: ['**/*.test.ts', '**/testing/**'],
@@ -60,7 +63,10 @@ export const hostMemoryFence = {
     'no-restricted-globals': ['error',
       { name: 'performance', message: 'the host does not load perf_hooks: time a span with monotonicMs (actors/shared/time/monotonic-ms)' },
     ],
-    'no-restricted-properties': ['error', { object: 'fs', property: 'promises', message: noFsPromises }],
+    'no-restricted-properties': ['error',
+      { object: 'fs', property: 'promises', message: noFsPromises },
+      { property: 'toISOString', message: noToIsoString },
+    ],
   },
 };
 

@@ -33,6 +33,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
+import { withoutIndentation } from './strip-indentation';
 
 const exec = promisify(execFile);
 
@@ -113,8 +114,9 @@ export class ControllerCodeInHostBundle extends Error {
  * englishOnlyZod): V8 keeps a script's whole source in memory for as long as the process runs,
  * so every byte of the bundle is a byte of the running host's memory, twice over if one
  * character in it is not Latin-1. For the same budget it puts zod's methods on its prototypes as
- * plain methods (zodMethodsOnPrototypes) and gives clipanion a platform module that does not
- * load `tty` (clipanionPlatformWithoutTty).
+ * plain methods (zodMethodsOnPrototypes), gives clipanion a platform module that does not
+ * load `tty` (clipanionPlatformWithoutTty), and leaves out the indentation of every line that is
+ * code rather than template text (strip-indentation.ts; lines stay where they were).
  */
 export async function bundleHost(options: {
   outFile: string;
@@ -159,8 +161,8 @@ export async function bundleHost(options: {
     throw new ControllerCodeInHostBundle(packagesOf(found), importersOf(result.metafile, found));
   }
   const text = await fs.readFile(options.outFile, 'utf8');
-  const ascii = escapeNonAscii(text);
-  if (ascii !== text) await fs.writeFile(options.outFile, ascii);
+  const compact = await withoutIndentation(escapeNonAscii(text));
+  if (compact !== text) await fs.writeFile(options.outFile, compact);
   const bytes = (await fs.stat(options.outFile)).size;
   return { file: options.outFile, bytes, packages: packagesOf(inputs), ms: performance.now() - started };
 }

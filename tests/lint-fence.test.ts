@@ -66,15 +66,16 @@ describe('the host memory fence', () => {
     ['fs.promises', "import fs from 'node:fs';\nexport const r = fs.promises.readFile;\n"],
     ['node:perf_hooks', "import { performance } from 'node:perf_hooks';\nexport const t = performance.now();\n"],
     ['the performance global', 'export const t = performance.now();\n'],
+    ['Date.prototype.toISOString', 'export const t = new Date().toISOString();\n'],
   ])('fails host code that reaches %s, naming what to use instead', (_name, source) => {
     const messages = lintAs('actors/host/probe.ts', source).filter((m) => m.ruleId !== '@typescript-eslint/no-unused-vars');
     expect(messages.length).toBeGreaterThan(0);
-    expect(messages[0]!.message).toMatch(/actors\/shared\/(fs\/promised-fs|time\/monotonic-ms)/);
+    expect(messages[0]!.message).toMatch(/actors\/shared\/(fs\/promised-fs|time\/monotonic-ms|time\/utc-timestamp)/);
     expect(lintAs('actors/shared/probe.ts', source).length).toBeGreaterThan(0);
   });
 
   test('allows the same code in the controller and in a host test', () => {
-    const source = "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\nexport const t = performance.now();\n";
+    const source = "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\nexport const t = performance.now();\nexport const d = new Date().toISOString();\n";
     expect(lintAs('actors/controller/probe.ts', source)).toEqual([]);
     expect(lintAs('actors/host/probe.test.ts', source)).toEqual([]);
   });

@@ -17,6 +17,7 @@ import { enrolledState } from './enrolled-state';
 import { signEnrolRequest } from './sign-enrol-request';
 import { enrolmentKeysFor, forgetEnrolmentKeys, type EnrolmentKeys } from './enrolment-keys';
 import { writeWireGuardKey } from './wireguard-key';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** How an enrolment is carried out. */
 export interface EnrolOptions {
@@ -93,7 +94,7 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
   };
   const before = host.state.current().identity;
   await writeWireGuardKey(host.settings.stateDir, wireguard.private_key);
-  await host.state.update((state) => enrolledState(state, { node: reply.node, ...identity }, pins, host.now().toISOString()));
+  await host.state.update((state) => enrolledState(state, { node: reply.node, ...identity }, pins, utcTimestamp(host.now())));
   return {
     node: reply.node,
     nkey_public: identity.nkey_public,

@@ -5,6 +5,7 @@ import type { DeafReason } from '../../../schema/heartbeat';
 import { DECLARATION_PULL_EXPIRES_MS, DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
 import { messageOf } from '../../shared/message-of';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** What the intake hands each message to. */
 export interface DeclarationHandler {
@@ -76,7 +77,7 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
         failures = 0;
         lastProblem = '';
         if (deaf !== null) {
-          handler.note(`hearing again: ${declarationConsumer(node)} is back on the broker (deaf since ${(deaf as Deafness).since.toISOString()})`);
+          handler.note(`hearing again: ${declarationConsumer(node)} is back on the broker (deaf since ${utcTimestamp((deaf as Deafness).since)})`);
           deaf = null;
         }
         void watchForLoss(pulling, (reason) => {

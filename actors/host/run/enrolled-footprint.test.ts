@@ -36,7 +36,7 @@ async function enrolledWithDeclaration(): Promise<void> {
   });
 }
 
-test('an enrolled host verifies its declaration and applies it without loading libsodium', async () => {
+test('an enrolled host verifies its declaration and applies it without loading libsodium or the adoption machine', async () => {
   await enrolledWithDeclaration();
   const { files } = await loadedByRunUntil(root, /^pass \([^)]*\): /m);
 
@@ -44,4 +44,6 @@ test('an enrolled host verifies its declaration and applies it without loading l
   const packages = packagesAmong(files);
   expect(packages).toContain('@nats-io/transport-node');
   expect(packages.filter((name) => name.startsWith('libsodium'))).toEqual([]);
+  // Nothing on the machine was there before the host: nothing to adopt, so no adoption machine.
+  expect(files.filter((file) => /machines[\\/]adoption\.machine\.ts$/.test(file))).toEqual([]);
 });

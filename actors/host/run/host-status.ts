@@ -28,6 +28,16 @@ export interface DeclarationStatus {
   taken_at: string | null;
 }
 
+/** How the host process ended: the last thing its status file says. */
+export interface StoppedStatus {
+  /** When it stopped (UTC, ISO 8601). */
+  at: string;
+  /** False when it was asked to stop or restarts into a new version; true when something stopped it. */
+  failed: boolean;
+  /** Why, in a sentence: the signal, the new version, or the error that stopped it. */
+  why: string;
+}
+
 /**
  * What the running host says about itself, rewritten whenever it changes. Read without asking
  * the host anything: the host opens no socket, so a file is how it is seen.
@@ -39,7 +49,7 @@ export interface HostStatus {
   /** When the host process started. */
   started_at: string;
   written_at: string;
-  /** The lifecycle actor's state: `hosted`, `enrolled.operating`, `disconnected`, … */
+  /** The lifecycle actor's state: `hosted`, `enrolled.operating`, `disconnected`, …; `stopped` once the process has ended. */
   lifecycle: string;
   node: string | null;
   /** Since when the current link is up; null while there is none. */
@@ -55,6 +65,8 @@ export interface HostStatus {
   revoked?: { node: string; refused_since: string; detail: string };
   /** The live supervision tree; null while the host waits to be enrolled and has none. */
   tree: SupervisionTreeNode | null;
+  /** Set in the last status a host writes as its process ends; absent while it runs. */
+  stopped?: StoppedStatus;
 }
 
 /**

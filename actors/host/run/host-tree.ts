@@ -2,7 +2,9 @@ import { runRootSupervisor, type RootSupervisor } from '../../shared/supervisor/
 import { supervise, type SupervisorSpec } from '../../shared/supervisor/supervise';
 import type { SupervisorEscalated } from '../../shared/supervisor/supervisor-escalated';
 import { HostLifecycle, type HostLifecycleOptions } from './host-lifecycle.actor';
-import { StatusWriter, type HostStatus } from './host-status';
+import { messageOf } from '../../shared/message-of';
+import { timestampOrNull, utcTimestamp } from '../../shared/time/utc-timestamp';
+import { StatusWriter, writeHostStatus, type HostStatus } from './host-status';
 
 /** The root supervisor's limits: the lifecycle failing more than three times a minute stops the host. */
 export const HOST_SUPERVISION: Pick<SupervisorSpec, 'maxRestarts' | 'windowMs' | 'backoff'> = {
@@ -110,12 +112,21 @@ export async function runHostTree(options: HostTreeOptions): Promise<HostTreeEnd
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await Promise.race([stopped, ended]);
+  // Taken now: closing lets the node's work go, and with it what the status says of the node.
+  const last = composeStatus(root, lifecycle, options.startedAt);
+  // The root's error names the child that kept failing and quotes its last error.
+  if (failure !== undefined) options.log.say(`stopping: ${messageOf(failure)}`);
   try {
     await lifecycle.close();
   } finally {
     await root.stop();
     inspection.unsubscribe();
     await status.flushed();
+    // The last word of the status file: that this process has ended, and why.
+    const why = failure !== undefined ? messageOf(failure) : restart ? 'a new version of the host is installed: the launcher starts it' : 'asked to stop (SIGTERM or SIGINT)';
+    const now = utcTimestamp(Date.now());
+    await writeHostStatus(options.settings.stateDir, { ...last, written_at: now, lifecycle: 'stopped', linked_since: null, stopped: { at: now, failed: failure !== undefined, why } })
+      .catch((error: unknown) => options.log.say(`could not write the status file: ${messageOf(error)}`));
   }
   if (failure !== undefined) throw failure;
   return restart ? 'restart' : replaced ? 'identity-replaced' : 'stopped';
@@ -128,12 +139,12 @@ export function composeStatus(root: RootSupervisor, lifecycle: HostLifecycle, st
   return {
     format: 1,
     pid: process.pid,
-    started_at: startedAt.toISOString(),
-    written_at: new Date().toISOString(),
+    started_at: utcTimestamp(startedAt),
+    written_at: utcTimestamp(Date.now()),
     lifecycle: tree.children.find((child) => child.id === 'lifecycle')?.child_state ?? 'starting',
     node: work?.node ?? null,
-    linked_since: work?.linkedSince?.toISOString() ?? null,
-    last_linked_at: work?.clock.lastLinkedAt()?.toISOString() ?? null,
+    linked_since: timestampOrNull(work?.linkedSince ?? null),
+    last_linked_at: timestampOrNull(work?.clock.lastLinkedAt() ?? null),
     last_pass: work?.lastPass ?? null,
     last_declaration: work?.lastDeclaration ?? null,
     ...(work?.revocation == null ? {} : { revoked: work.revocation }),

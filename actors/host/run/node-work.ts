@@ -207,7 +207,7 @@ export class NodeWork {
   passed(report: PassReport): void {
     const { host, log } = this.options;
     this.lastPassAt = host.now();
-    this.lastPass = { at: this.lastPassAt.toISOString(), reasons: [...report.reasons], outcome: passFailed(report) ? 'failed' : 'converged', counts: { ...report.counts } as Record<string, number> };
+    this.lastPass = { at: utcTimestamp(this.lastPassAt), reasons: [...report.reasons], outcome: passFailed(report) ? 'failed' : 'converged', counts: { ...report.counts } as Record<string, number> };
     this.options.changed?.();
     const about = this.answering.get(report) ?? { held: host.state.current().last_declaration, final: false };
     log.say(`pass (${report.reasons.join(', ')}): ${describeCounts(report)}`);
@@ -421,7 +421,7 @@ export class NodeWork {
     for (const kept of back === undefined ? [] : keptCopiesOf(back)) forgetKeptAt(host.settings.stateDir, kept);
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
     if (back !== undefined && declaration.previously_owned !== undefined) log.say(describeTakenBack(back));
-    this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: host.now().toISOString() };
+    this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: utcTimestamp(host.now()) };
     this.options.changed?.();
     // A final declaration starts the release, which asks for the pass itself: asked twice, the
     // reconcile machine would run a second pass straight after the first.
@@ -440,9 +440,9 @@ export class NodeWork {
     if (this.revocation !== null || this.stopping || now.getTime() - this.refusedSince.getTime() < after) return;
     this.revocation = {
       node: this.node,
-      refused_since: this.refusedSince.toISOString(),
+      refused_since: utcTimestamp(this.refusedSince),
       detail:
-        `the broker has refused node ${this.node}'s credentials since ${this.refusedSince.toISOString()}: its identity was revoked at the controller ` +
+        `the broker has refused node ${this.node}'s credentials since ${utcTimestamp(this.refusedSince)}: its identity was revoked at the controller ` +
         '(mesh-control node revoke, or a token issued for this node). This host has stopped acting as the node and let go of its store: ' +
         'enrol this machine again now, without stopping the host (mesh-control token issue --node NAME or --new, then nox-mesh-host enrol --token …), ' +
         'and the host takes up the new identity by itself. If the node should not have been revoked, ask the mesh\'s operator, then restart the host',

@@ -244,12 +244,12 @@ describe('nox-mesh-host run, as a real process', () => {
     expect(output).toMatch(/^stopped$/m);
   });
 
-  test('status, once it has stopped, says it is not running and exits 1, though its last status file is still there', async () => {
+  test('status, once it has stopped, says it is not running, and why it stopped, and exits 1', async () => {
     await fs.stat(path.join(stateDir, 'host-status.json'));
     const shown = await runVerb([StatusCommand], ['status', '--root', root]);
     expect(shown.code).toBe(1);
     expect(shown.stdout).toBe('');
-    expect(shown.stderr).toMatch(/^error: nox-mesh-host run is not running over this state directory \(its status was last written at .*\): ".*var\/lib\/mesh-host"\nnext: {2}start it/);
+    expect(shown.stderr).toMatch(/^error: nox-mesh-host run is not running over this state directory \(it stopped at \S+: asked to stop \(SIGTERM or SIGINT\)\): ".*var\/lib\/mesh-host"\nnext: {2}start it/);
     expect((await runVerb([TreeCommand], ['tree', '--root', root, '--json'])).code).toBe(1);
   });
 });

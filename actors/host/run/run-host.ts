@@ -1,5 +1,6 @@
 import type { HostParts, HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import type { HostKind } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
 import type { HostLog } from './host-log';
@@ -78,6 +79,7 @@ export async function runHost(options: RunHostOptions): Promise<void> {
     }
     // A new version of the host is installed when the tree ends with 'restart': exit 0, and
     // the launcher starts it.
+    if (signal.aborted) await writeHostStatus(settings.stateDir, stoppedWhileHosted(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
     // A revoked identity replaced by enrolling again: a new tree takes the new one up.
     while (!signal.aborted) {
       const end = await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
@@ -101,8 +103,14 @@ function treeCode(): typeof import('./host-tree') {
   return require('./host-tree') as typeof import('./host-tree');
 }
 
+// Stopped before it was ever a node: the tree, which says so otherwise, never ran.
+function stoppedWhileHosted(startedAt: Date): HostStatus {
+  const now = utcTimestamp(Date.now());
+  return { ...hostedStatus(startedAt), lifecycle: 'stopped', stopped: { at: now, failed: false, why: 'asked to stop (SIGTERM or SIGINT)' } };
+}
+
 // Waiting to be enrolled, the host has no tree yet: it says so without loading one.
 function hostedStatus(startedAt: Date): HostStatus {
-  const now = new Date().toISOString();
-  return { format: 1, pid: process.pid, started_at: startedAt.toISOString(), written_at: now, lifecycle: 'hosted', node: null, linked_since: null, last_linked_at: null, last_pass: null, last_declaration: null, tree: null };
+  const now = utcTimestamp(Date.now());
+  return { format: 1, pid: process.pid, started_at: utcTimestamp(startedAt), written_at: now, lifecycle: 'hosted', node: null, linked_since: null, last_linked_at: null, last_pass: null, last_declaration: null, tree: null };
 }

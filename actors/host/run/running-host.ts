@@ -6,8 +6,10 @@ import { PID_FILE } from './pidfile';
 
 /** No `nox-mesh-host run` is running over this state directory. */
 export class HostNotRunning extends OperatorError {
-  constructor(stateDir: string, lastSeen: string | undefined) {
-    super(`nox-mesh-host run is not running over this state directory${lastSeen === undefined ? '' : ` (its status was last written at ${lastSeen})`}`, {
+  constructor(stateDir: string, last: HostStatus | undefined) {
+    // The last host to run here said why it stopped, unless it died without a word.
+    const seen = last === undefined ? '' : last.stopped !== undefined ? ` (it stopped at ${last.stopped.at}: ${last.stopped.why})` : ` (its status was last written at ${last.written_at})`;
+    super(`nox-mesh-host run is not running over this state directory${seen}`, {
       value: stateDir,
       next: 'start it (systemctl start nox-mesh-host / rc-service nox-mesh-host start), or name the state directory it runs over with --root or --state-dir',
     });
@@ -32,7 +34,7 @@ export class HostStatusUnknown extends OperatorError {
 export async function readRunningHost(stateDir: string): Promise<HostStatus> {
   const pid = await readPidFile(path.join(stateDir, PID_FILE));
   const status = await readHostStatus(stateDir);
-  if (pid === undefined || !isProcessAlive(pid)) throw new HostNotRunning(stateDir, status?.written_at);
+  if (pid === undefined || !isProcessAlive(pid)) throw new HostNotRunning(stateDir, status);
   if (status === undefined || status.pid !== pid) throw new HostStatusUnknown(path.join(stateDir, STATUS_FILE), pid);
   return status;
 }

@@ -6,6 +6,7 @@ import { parseContract } from '../../../schema/parse';
 import { ORIGINALS_DIR } from '../adoption/originals-dir';
 import { launchFilesOf } from '../launch-state/launch-files';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
+import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { CONTENT_DIR, ContentStore, StoredContentUnreadable } from './content-store';
 import { replaceFilesSync } from './replace-files-sync';
 import { StateChecker } from './state-checker';
@@ -168,7 +169,7 @@ export class HostStore {
    * which needs neither to read it nor to be able to.
    */
   private async moveDamagedAside(): Promise<string> {
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const stamp = utcTimestamp(Date.now()).replace(/[:.]/g, '-');
     for (let attempt = 0; ; attempt += 1) {
       const kept = path.join(this.stateDir, `${STATE_FILE}.damaged-${stamp}${attempt === 0 ? '' : `-${attempt}`}`);
       try {

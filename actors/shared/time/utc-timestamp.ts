@@ -13,6 +13,7 @@ export function utcTimestamp(time: Date | number): string {
   if (!Number.isFinite(ms)) throw new RangeError(`Invalid time value: ${String(ms)}`);
   const days = Math.floor(ms / DAY_MS);
   const { year, month, day } = civilFromDays(days);
+  // eslint-disable-next-line no-restricted-properties -- a year no host clock reaches
   if (year < 0 || year > 9999) return new Date(ms).toISOString();
   const inDay = ms - days * DAY_MS;
   const hours = Math.floor(inDay / 3_600_000);
