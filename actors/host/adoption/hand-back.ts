@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Briefing, BriefingLine } from '../../../schema/briefing';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { adoptionMachine, isReleaseOutcome, TAKEN, takenSnapshotContext } from '../../../machines/adoption.machine';
+import type * as AdoptionMachine from '../../../machines/adoption.machine';
 import type { HandBackInput, HandBackResult, ReleaseOutcome, RemovalOutcome } from '../../../machines/adoption.machine';
 import type { Applier, ApplyContext } from '../appliers/applier';
 import { briefingSubject } from './briefing-subject';
@@ -59,12 +59,21 @@ export interface HeldResource {
 }
 
 /**
+ * The adoption machine's module, loaded the first time something is undone: an enrolled host at
+ * rest holds what it declared and never loads it (see lazyAdopter in run/node-setup.ts).
+ */
+function machine(): typeof AdoptionMachine {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../../../machines/adoption.machine') as typeof AdoptionMachine;
+}
+
+/**
  * The adoption machine with its `handBack` and `remove` actors wired to `applier`: what the host
  * does for one resource it no longer declares. A shape whose applier cannot hand back (a
  * package, a service) is undone by the removal table, its record of the original staying kept.
  */
 export function releaseLogic(applier: Applier, key: string, ctx: ApplyContext) {
-  return adoptionMachine.provide({
+  return machine().adoptionMachine.provide({
     actors: {
       remove: fromPromise<RemovalOutcome, void>(async () => {
         const outcome = await applier.remove(key, ctx);
@@ -100,14 +109,14 @@ export async function handBackOrRemove(applier: Applier, key: string, ctx: Apply
   // itself never went through adoption, and starts afresh.
   const snapshot = held.keptAt === undefined
     ? undefined
-    : logic.resolveState({ value: TAKEN, context: takenSnapshotContext(input, held.line ?? { status: 'ok', subject: input.subject, detail: 'adopted' }, held.keptAt) });
+    : logic.resolveState({ value: machine().TAKEN, context: machine().takenSnapshotContext(input, held.line ?? { status: 'ok', subject: input.subject, detail: 'adopted' }, held.keptAt) });
   const actor = createActor(logic, snapshot === undefined ? { input } : { input, snapshot });
   try {
     const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.released', resuming: held.resuming });
     const output = await done;
-    if (isReleaseOutcome(output)) return output;
+    if (machine().isReleaseOutcome(output)) return output;
     throw new Error('the adoption machine ended in an adoption decision on release');
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
