@@ -25,7 +25,7 @@ export function nodeReportsProbe(store: Sql, now: () => Date, graceMs: number = 
       const away = outstanding.nodes.filter((node) => node.lifecycle_state !== 'enrolled').length;
       const wrong = [
         ...reportedFailed.nodes.map((node) => `${node.node} ${node.refused === null ? `reported ${node.failed} resource(s) failed in generation ${node.generation}` : `refused generation ${node.generation} (${node.refused})`}`),
-        ...behind.map((node) => `${node.node} has not reported on generation ${node.generation}, sent ${Math.round((at - Date.parse(node.sent_at)) / 60_000)} min ago, while connected`),
+        ...behind.map((node) => `${node.node} has not reported on generation ${node.generation}, sent at ${node.sent_at}, while connected`),
       ];
       if (wrong.length > 0 || reportedFailed.count > reportedFailed.nodes.length) {
         const more = reportedFailed.count - reportedFailed.nodes.length;

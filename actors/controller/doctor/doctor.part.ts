@@ -1,0 +1,67 @@
+import * as z from 'zod';
+import type { DoctorReport } from '../../../schema/doctor';
+import type { ControllerContext } from '../controller-context';
+import type { ControllerPart } from '../serve/controller-parts';
+import type { DoctorBoard } from './doctor-board';
+import type { DoctorProbe } from './doctor-probe';
+import { formatDoctor } from './format-doctor';
+import { runProbes } from './run-probes';
+
+/** Five minutes (seed 003): how often the serving controller runs the doctor's probes. */
+export const DOCTOR_EVERY_MS = 5 * 60_000;
+
+/** Options of {@link doctorPart}. */
+export interface DoctorPartOptions {
+  board: DoctorBoard;
+  /** The probes, over the controller's context. */
+  probes(ctx: ControllerContext): DoctorProbe[];
+  /** How often the probes run (DOCTOR_EVERY_MS); short in tests. */
+  everyMs?: number;
+  /** The bound of each probe (PROBE_BOUND_MS); short in tests. */
+  boundMs?: number;
+}
+
+/**
+ * The doctor in `mesh-control serve`: runs every probe at start and every `everyMs`, keeps the
+ * last run on the board (which logs what changed and tells status), and answers the verb
+ * `doctor` with a run of its own (joining one under way rather than starting a second).
+ */
+export function doctorPart(options: DoctorPartOptions): ControllerPart {
+  const everyMs = options.everyMs ?? DOCTOR_EVERY_MS;
+  return {
+    name: 'doctor',
+    start: async (ctx, verbs) => {
+      const probes = options.probes(ctx);
+      let running: Promise<DoctorReport> | undefined;
+      const run = (): Promise<DoctorReport> =>
+        (running ??= runProbes(probes, { source: 'serving', now: ctx.now, ...(options.boundMs === undefined ? {} : { boundMs: options.boundMs }) })
+          .then((report) => {
+            options.board.publish(report);
+            return report;
+          })
+          .finally(() => {
+            running = undefined;
+          }));
+      verbs.register(
+        'doctor',
+        z.strictObject({}),
+        async (callCtx) => {
+          const report = await run();
+          return { result: report, text: formatDoctor(report, callCtx.now()) };
+        },
+        { query: true },
+      );
+      const periodic = (): void => {
+        run().catch((error: unknown) => ctx.log(`doctor: the probes could not be run (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`));
+      };
+      periodic();
+      const timer = setInterval(periodic, everyMs);
+      return {
+        stop: async () => {
+          clearInterval(timer);
+          await running?.catch(() => undefined);
+        },
+      };
+    },
+  };
+}
