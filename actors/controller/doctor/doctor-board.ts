@@ -15,8 +15,11 @@ export class DoctorBoard {
     private readonly onChange: () => void = () => undefined,
   ) {}
 
-  /** Keeps `report` as the last run, logs what changed since the run before, and tells status when anything did. */
+  /** Keeps `report` as the last run (unless a run started later was kept already), logs what changed since the run before, and tells status when anything did. */
   publish(report: DoctorReport): void {
+    // Runs overlap (the verb runs afresh beside a periodic run): one that started earlier and
+    // ended later does not replace what was seen since.
+    if (this.#last !== undefined && Date.parse(report.at) < Date.parse(this.#last.at)) return;
     let changed = this.#last === undefined;
     const seen = new Set<string>();
     for (const result of report.probes) {

@@ -10,6 +10,12 @@ import { runProbes } from './run-probes';
 /** Five minutes (seed 003): how often the serving controller runs the doctor's probes. */
 export const DOCTOR_EVERY_MS = 5 * 60_000;
 
+/**
+ * Thirty seconds: how long after start the first run waits, so the read-back and the overlays
+ * a starting controller sends have put the bus right before the doctor says it is wrong.
+ */
+export const DOCTOR_FIRST_AFTER_MS = 30_000;
+
 /** Options of {@link doctorPart}. */
 export interface DoctorPartOptions {
   board: DoctorBoard;
@@ -19,12 +25,14 @@ export interface DoctorPartOptions {
   everyMs?: number;
   /** The bound of each probe (PROBE_BOUND_MS); short in tests. */
   boundMs?: number;
+  /** How long after start the first periodic run waits (DOCTOR_FIRST_AFTER_MS); short in tests. */
+  firstAfterMs?: number;
 }
 
 /**
- * The doctor in `mesh-control serve`: runs every probe at start and every `everyMs`, keeps the
+ * The doctor in `mesh-control serve`: runs every probe `firstAfterMs` after start and every `everyMs` after, keeps the
  * last run on the board (which logs what changed and tells status), and answers the verb
- * `doctor` with a run of its own (joining one under way rather than starting a second).
+ * `doctor` with a run of its own.
  */
 export function doctorPart(options: DoctorPartOptions): ControllerPart {
   const everyMs = options.everyMs ?? DOCTOR_EVERY_MS;
@@ -33,15 +41,19 @@ export function doctorPart(options: DoctorPartOptions): ControllerPart {
     start: async (ctx, verbs) => {
       const probes = options.probes(ctx);
       let running: Promise<DoctorReport> | undefined;
-      const run = (): Promise<DoctorReport> =>
-        (running ??= runProbes(probes, { source: 'serving', now: ctx.now, ...(options.boundMs === undefined ? {} : { boundMs: options.boundMs }) })
-          .then((report) => {
-            options.board.publish(report);
-            return report;
-          })
-          .finally(() => {
-            running = undefined;
-          }));
+      const run = (): Promise<DoctorReport> => {
+        const started = runProbes(probes, { source: 'serving', now: ctx.now, ...(options.boundMs === undefined ? {} : { boundMs: options.boundMs }) }).then((report) => {
+          options.board.publish(report);
+          return report;
+        });
+        running = started.finally(() => {
+          if (running === tracked) running = undefined;
+        });
+        const tracked = running;
+        return started;
+      };
+      // The verb runs the probes afresh: a run already under way may have looked before what
+      // the person asking about just did.
       verbs.register(
         'doctor',
         z.strictObject({}),
@@ -51,13 +63,19 @@ export function doctorPart(options: DoctorPartOptions): ControllerPart {
         },
         { query: true },
       );
+      // A periodic run due while another runs is skipped.
       const periodic = (): void => {
+        if (running !== undefined) return;
         run().catch((error: unknown) => ctx.log(`doctor: the probes could not be run (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`));
       };
-      periodic();
-      const timer = setInterval(periodic, everyMs);
+      let timer: NodeJS.Timeout | undefined;
+      const first = setTimeout(() => {
+        periodic();
+        timer = setInterval(periodic, everyMs);
+      }, options.firstAfterMs ?? DOCTOR_FIRST_AFTER_MS);
       return {
         stop: async () => {
+          clearTimeout(first);
           clearInterval(timer);
           await running?.catch(() => undefined);
         },

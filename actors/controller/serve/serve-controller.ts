@@ -76,7 +76,7 @@ export interface ServeControllerOptions extends OpenControllerOptions {
    * the probes themselves (servingProbes unless given). Runs with the controller's own parts,
    * and with `parts` only when this is given.
    */
-  doctor?: { everyMs?: number; boundMs?: number; probes?: (ctx: ControllerContext, serving: readonly DoctorProbe[]) => DoctorProbe[] };
+  doctor?: { everyMs?: number; boundMs?: number; firstAfterMs?: number; probes?: (ctx: ControllerContext, serving: readonly DoctorProbe[]) => DoctorProbe[] };
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
   /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
@@ -192,6 +192,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
     ...(options.parts === undefined || options.doctor !== undefined
       ? [{
         id: 'doctor',
+        after: ['declarations'],
         parts: [doctorPart({
           board: doctorBoard,
           probes: (partCtx) => {
@@ -200,6 +201,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
           },
           ...(options.doctor?.everyMs === undefined ? {} : { everyMs: options.doctor.everyMs }),
           ...(options.doctor?.boundMs === undefined ? {} : { boundMs: options.doctor.boundMs }),
+          ...(options.doctor?.firstAfterMs === undefined ? {} : { firstAfterMs: options.doctor.firstAfterMs }),
         })],
       }]
       : []),
