@@ -1,4 +1,5 @@
 import { DoctorReport } from '../../../schema/doctor';
+import { shellWord } from '../config/shell-word';
 import { messageOf } from '../../shared/message-of';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
@@ -26,11 +27,18 @@ export interface AskDoctorOptions {
 export async function askDoctor(dir: string, options: AskDoctorOptions = {}): Promise<DoctorReport> {
   const layout = meshDirLayout(dir);
   const config = await loadControllerConfig(layout.dir);
+  const report = await probe(layout.dir, layout.meshFile, config, options);
+  // The probes name the mesh directory DIR; the person asked about this one.
+  const word = shellWord(layout.dir);
+  return { ...report, probes: report.probes.map((result) => ({ ...result, next: result.next?.replace(/\bDIR\b/g, word) ?? null })) };
+}
+
+async function probe(dir: string, meshFile: string, config: Awaited<ReturnType<typeof loadControllerConfig>>, options: AskDoctorOptions): Promise<DoctorReport> {
   const boundMs = options.boundMs ?? PROBE_BOUND_MS;
   let why: string;
   try {
-    await callController(layout.dir, 'tree', {}, { timeoutMs: options.answerWithinMs ?? 10_000 });
-    const answer = await callController(layout.dir, 'doctor', {}, { timeoutMs: PROBE_BOUND_MS + 15_000 });
+    await callController(dir, 'tree', {}, { timeoutMs: options.answerWithinMs ?? 10_000 });
+    const answer = await callController(dir, 'doctor', {}, { timeoutMs: PROBE_BOUND_MS + 15_000 });
     const report = DoctorReport.safeParse(answer.result);
     if (report.success) return report.data;
     why = `its answer to doctor is not a doctor's report: ${report.error.issues[0]?.message ?? 'malformed'}`;
@@ -38,7 +46,7 @@ export async function askDoctor(dir: string, options: AskDoctorOptions = {}): Pr
     if (!(error instanceof ControllerDidNotAnswer || error instanceof ControllerNotRunning || error instanceof ControlBrokerUnreachable || error instanceof ControllerRefused || error instanceof ControlReplyMalformed)) throw error;
     why = messageOf(error);
   }
-  const probing = directoryProbes(layout.dir, layout.meshFile, config, why, options.now);
+  const probing = directoryProbes(meshFile, config, why, options.now);
   try {
     return await runProbes(probing.probes, { source: 'directory', boundMs, ...(options.now === undefined ? {} : { now: options.now }) });
   } finally {

@@ -28,11 +28,12 @@ export interface DirectoryProbes {
  * What a doctor can check without a serving controller, from the mesh directory: the store
  * (opened as it is, never migrated), the broker (as the controller's nkey user, so the stream and
  * consumers can be read), the certificate, the nodes' reports and the declarations, and a probe
- * that fails saying no controller answered (`why`), naming `mesh-control serve --dir DIR`. The
- * store and the connection are opened by the first probe that needs them, inside its bound, so
- * one that cannot be reached is that probe's `cannot-run`.
+ * that fails saying no controller answered (`why`), naming `mesh-control serve --dir DIR` (the
+ * caller puts the directory in for DIR). The store and the connection are opened by the first
+ * probe that needs them, inside its bound, so one that cannot be reached is that probe's
+ * `cannot-run`.
  */
-export function directoryProbes(dir: string, meshFile: string, config: ControllerConfig, why: string, now: () => Date = () => new Date()): DirectoryProbes {
+export function directoryProbes(meshFile: string, config: ControllerConfig, why: string, now: () => Date = () => new Date()): DirectoryProbes {
   let storeOpening: Promise<SqlStore> | undefined;
   let ncOpening: Promise<NatsConnection> | undefined;
   const openStore = (): Promise<SqlStore> =>
@@ -58,8 +59,8 @@ export function directoryProbes(dir: string, meshFile: string, config: Controlle
   let maxPayload: number | undefined;
   const controller: DoctorProbe = {
     name: 'controller',
-    whenCannotRun: `mesh-control serve --dir ${dir}`,
-    run: async () => failed(`no serving controller answered (${why}): nothing sends declarations, repairs the bus or holds the lease, and the lease was not probed`, `start it: mesh-control serve --dir ${dir}`),
+    whenCannotRun: 'mesh-control serve --dir DIR',
+    run: async () => failed(`no serving controller answered (${why}): nothing sends declarations, repairs the bus or holds the lease, and the lease was not probed`, 'start it: mesh-control serve --dir DIR'),
   };
   const validator = declarationsValidProbe({ store, config, get signingKey() { return signingKey as Uint8Array; }, now, epoch: () => epoch, maxPayload: () => maxPayload });
   return {

@@ -72,7 +72,7 @@ describe('mesh-control doctor without a serving controller', () => {
     expect(report.source).toBe('directory');
     expect(report.ok).toBe(false);
     expect(report.probes[0]?.probe).toBe('controller');
-    expect(report.probes[0]).toMatchObject({ verdict: 'fail', next: `start it: mesh-control serve --dir ${suite.mesh.dir}` });
+    expect(report.probes[0]).toMatchObject({ verdict: 'fail', next: `start it: mesh-control serve --dir '${suite.mesh.dir}'` });
     expect(verdicts(report)).toMatchObject({ store: 'pass', broker: 'pass', certificate: 'pass', 'node-reports': 'pass', 'declarations-valid': 'pass' });
     expect(verdicts(report)).not.toHaveProperty('lease');
   }, 60_000);
@@ -220,6 +220,23 @@ describe('the doctor in mesh-control serve', () => {
     } finally {
       await serving.ctx.store.query(`UPDATE nodes SET declared_resources = '[]' WHERE name = 'phone'`);
     }
+  }, 90_000);
+
+  test('a node that refused its declaration, and a connected node silent on one sent an hour ago, fail the reports probe by name', async () => {
+    const sql = serving.ctx.store;
+    await sql.query(`UPDATE nodes SET report_generation = declaration_generation, reported_at = now(), report_summary = '{"refused": "stale_epoch"}' WHERE name = 'phone'`);
+    await sql.query(`UPDATE declarations SET sent_at = now() - interval '1 hour' WHERE node = 'kitchen' AND generation = (SELECT max(generation) FROM declarations WHERE node = 'kitchen')`);
+    try {
+      const report = await askDoctor(suite.mesh.dir, { boundMs: BOUND_MS });
+      const reports = byName(report, 'node-reports');
+      expect(reports).toMatchObject({ verdict: 'fail', detail: expect.stringMatching(/phone refused generation \d+ \(stale_epoch\)/) });
+      expect(reports?.detail).toMatch(/kitchen has not reported on generation \d+, sent at .*, while connected/);
+      expect(reports?.next).toContain(`mesh-control nodes --dir '${suite.mesh.dir}'`);
+    } finally {
+      await sql.query(`UPDATE nodes SET report_generation = NULL, reported_at = NULL, report_summary = NULL WHERE name = 'phone'`);
+      await sql.query(`UPDATE declarations SET sent_at = now() WHERE node = 'kitchen'`);
+    }
+    expect(byName(await askDoctor(suite.mesh.dir, { boundMs: BOUND_MS }), 'node-reports')?.verdict).toBe('pass');
   }, 90_000);
 
   test('a probe that hangs is cannot-run after its bound, and the rest still answer', async () => {
