@@ -25,7 +25,7 @@ export interface DoctorPartOptions {
   everyMs?: number;
   /** The bound of each probe (PROBE_BOUND_MS); short in tests. */
   boundMs?: number;
-  /** How long after start the first periodic run waits (DOCTOR_FIRST_AFTER_MS); short in tests. */
+  /** How long after start the first periodic run waits (DOCTOR_FIRST_AFTER_MS, or `everyMs` when shorter); short in tests. */
   firstAfterMs?: number;
 }
 
@@ -72,7 +72,7 @@ export function doctorPart(options: DoctorPartOptions): ControllerPart {
       const first = setTimeout(() => {
         periodic();
         timer = setInterval(periodic, everyMs);
-      }, options.firstAfterMs ?? DOCTOR_FIRST_AFTER_MS);
+      }, options.firstAfterMs ?? Math.min(DOCTOR_FIRST_AFTER_MS, everyMs));
       return {
         stop: async () => {
           clearTimeout(first);
