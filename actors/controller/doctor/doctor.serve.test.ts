@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { ControllerStatus } from '../../../schema/controller-status';
 import type { DoctorReport, ProbeResult } from '../../../schema/doctor';
@@ -175,6 +177,12 @@ describe('the doctor in mesh-control serve', () => {
       const status = (await callController(suite.mesh.dir, 'status', {})).result as ControllerStatus;
       return status.doctor != null && status.doctor.failing.length === 0;
     }, WAIT);
+    // The CLI as a person runs it, in a process of its own.
+    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, [path.resolve(__dirname, '..', '..', '..', 'bin', 'mesh-control'), 'doctor', '--dir', suite.mesh.dir], { timeout: 60_000 }, (error, stdout) => resolve({ code: error === null ? 0 : (error.code as number | null), stdout }));
+    });
+    expect(cli.stdout.trimEnd().split('\n').at(-1)).toMatch(/^all 8 probes pass, run by the serving controller/);
+    expect(cli.code).toBe(0);
     const text = (await callController(suite.mesh.dir, 'status', {})).text;
     expect(text.split('\n').filter((line) => line.startsWith('doctor: '))).toEqual([expect.stringMatching(/^doctor: every probe passes \(run .* ago; mesh-control doctor\)$/)]);
   }, 90_000);
