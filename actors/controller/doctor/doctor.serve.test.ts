@@ -4,6 +4,15 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { ControllerStatus } from '../../../schema/controller-status';
+import { Declaration } from '../../../schema/declaration';
+import { emptyHostState } from '../../../schema/host-state';
+import { parseContract } from '../../../schema/parse';
+import { SHAPES_FOR_HOST_KIND } from '../../../schema/resource';
+import { admitDeclaration } from '../../host/link/admit-declaration';
+import { enrolledState } from '../../host/enrolment/enrolled-state';
+import { DEFAULT_SETTINGS } from '../../host/host-context';
+import { sealEnvelope } from '../../shared/crypto/envelope';
+import { composeFull } from '../declarations/compose-full';
 import type { DoctorReport, ProbeResult } from '../../../schema/doctor';
 import type { Profile } from '../../../schema/profile';
 import type { HostKind } from '../../../schema/resource';
@@ -225,6 +234,18 @@ describe('the doctor in mesh-control serve', () => {
       expect(byName(report, 'declarations-valid')).toMatchObject({ verdict: 'fail', detail: expect.stringMatching(/phone: .*episodic host.*names a package/) });
       expect(byName(report, 'declarations-valid')?.detail).not.toContain('kitchen');
       expect(await serving.ctx.store.query(`SELECT count(*)::int AS count FROM declarations WHERE node = 'phone'`)).toEqual(sentBefore);
+
+      // The host's own gate, given the same declaration, refuses it for the same reason.
+      const composed = await composeFull(serving.ctx, 'phone');
+      const payload = parseContract(Declaration, { node: 'phone', epoch: serving.ctx.epoch(), generation: 1000, kind: 'full', issued_at: new Date().toISOString(), resources: composed.resources, ...(composed.overlay === undefined ? {} : { overlay: composed.overlay }) }, 'declaration');
+      const identity = generateNodeIdentity();
+      const host = enrolledState(
+        emptyHostState(),
+        { node: 'phone', nkey_public: identity.nkey_public, public_key: identity.public_key, secret_key: identity.secret_key },
+        { broker_url: suite.mesh.config.broker.url, broker_fingerprint: suite.mesh.config.broker.fingerprint, controller_public_key: suite.mesh.config.controller.public_key },
+      );
+      const admission = admitDeclaration(sealEnvelope(payload, serving.ctx.signingKey), host, { hostUnit: DEFAULT_SETTINGS.hostUnit, root: DEFAULT_SETTINGS.root, stateDir: DEFAULT_SETTINGS.stateDir, shapes: SHAPES_FOR_HOST_KIND.episodic });
+      expect(admission).toMatchObject({ ok: false, reason: 'shape_not_supported' });
     } finally {
       await serving.ctx.store.query(`UPDATE nodes SET declared_resources = '[]' WHERE name = 'phone'`);
     }
