@@ -16,6 +16,9 @@ export type ValidatorSources = Pick<ControllerContext, 'store' | 'config' | 'sig
   maxPayload(): number | undefined;
 };
 
+/** How many nodes' declarations are composed side by side, as the read-back looks at them. */
+const SIDE_BY_SIDE = 16;
+
 interface Candidate {
   name: string;
   host_kind: HostKind | null;
@@ -42,10 +45,12 @@ export function declarationsValidProbe(sources: ValidatorSources): DoctorProbe {
            FROM nodes WHERE lifecycle_state IN ('enrolled', 'disconnected') AND release_generation IS NULL AND overlay_address IS NOT NULL ORDER BY name`,
       );
       const refused: string[] = [];
-      for (const node of nodes) {
-        if (signal.aborted) break;
-        const why = await judge(sources, node).catch((error: unknown) => `could not be composed: ${messageOf(error)}`);
-        if (why !== undefined) refused.push(`${node.name}: ${why}`);
+      for (let start = 0; start < nodes.length && !signal.aborted; start += SIDE_BY_SIDE) {
+        const batch = nodes.slice(start, start + SIDE_BY_SIDE);
+        const found = await Promise.all(batch.map((node) => judge(sources, node).catch((error: unknown) => `could not be composed: ${messageOf(error)}`)));
+        found.forEach((why, index) => {
+          if (why !== undefined) refused.push(`${batch[index]?.name}: ${why}`);
+        });
       }
       if (refused.length > 0) {
         return failed(`${refused.length} of ${nodes.length} node(s) would be sent a declaration their host refuses: ${refused.slice(0, 10).join('; ')}${refused.length > 10 ? `; and ${refused.length - 10} more` : ''}`, 'correct what was declared for the node (mesh-control node declare) or its modules (mesh-control assign / unassign), then run mesh-control doctor again');
