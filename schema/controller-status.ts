@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { DoctorSummary } from './doctor';
 import { Count, IsoTime } from './primitives';
 import { HostKind } from './resource';
 
@@ -90,6 +91,11 @@ export const ControllerStatus = z.strictObject({
       last: z.strictObject({ kind: z.string(), subject: z.string(), detail: z.string(), at: IsoTime }).nullable(),
     })
     .optional(),
+  /**
+   * The serving controller's last doctor run (every five minutes): when, and the probes that did
+   * not pass. Null before the first run ends; absent from a status composed without it.
+   */
+  doctor: DoctorSummary.nullable().optional(),
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
 });

@@ -3,6 +3,7 @@ import { runningVersion } from '../../shared/version';
 import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
+import { DoctorCommand } from './doctor.command';
 import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
@@ -23,7 +24,7 @@ export function controlCli(): Cli {
   const cli = new Cli({ binaryLabel: 'Novox Mesh controller', binaryName: 'mesh-control', binaryVersion: runningVersion() });
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, TreeCommand, CallsCommand]) cli.register(command);
+  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand]) cli.register(command);
   for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
   return cli;
 }

@@ -13,6 +13,10 @@ describe('MESH_CONTROLLER_TIMINGS', () => {
     });
   });
 
+  test('sets how often the doctor runs', () => {
+    expect(controllerTimingsFromEnvironment({ MESH_CONTROLLER_TIMINGS: 'doctor=2s' })).toEqual({ doctor: { everyMs: 2000 } });
+  });
+
   test('refuses what it cannot read, quoting it and naming what it takes', () => {
     for (const given of ['presence=fast', 'heartbeat=1s', 'presence=0ms', 'presence=-1s', 'presence=1h']) {
       const error = (() => {

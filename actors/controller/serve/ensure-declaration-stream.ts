@@ -14,8 +14,7 @@ export async function ensureDeclarationStream(nc: NatsConnection): Promise<'crea
   const wanted: Partial<StreamConfig> = { subjects: [DECLARATION_SUBJECTS], max_msgs_per_subject: 1 };
   try {
     const info = await manager.streams.info(DECLARATION_STREAM);
-    const current = info.config;
-    if (current.subjects?.length === 1 && current.subjects[0] === DECLARATION_SUBJECTS && current.max_msgs_per_subject === 1) return 'present';
+    if (isStreamAsWanted(info.config)) return 'present';
     await manager.streams.update(DECLARATION_STREAM, wanted);
     return 'updated';
   } catch (error) {
@@ -23,4 +22,12 @@ export async function ensureDeclarationStream(nc: NatsConnection): Promise<'crea
   }
   await manager.streams.add({ name: DECLARATION_STREAM, ...wanted, storage: StorageType.File });
   return 'created';
+}
+
+/**
+ * True when the declaration stream's settings are the ones ensureDeclarationStream makes: its
+ * subjects alone, the latest message per subject. The doctor expects what this asserts.
+ */
+export function isStreamAsWanted(config: Pick<StreamConfig, 'subjects' | 'max_msgs_per_subject'>): boolean {
+  return config.subjects?.length === 1 && config.subjects[0] === DECLARATION_SUBJECTS && config.max_msgs_per_subject === 1;
 }

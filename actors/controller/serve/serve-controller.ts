@@ -11,6 +11,10 @@ import { openCallsBucket } from '../calls/calls-bucket';
 import { VerbRegistry } from '../control/verb-registry';
 import type { ControllerContext } from '../controller-context';
 import { busObjects } from '../declarations/bus-objects';
+import { DoctorBoard } from '../doctor/doctor-board';
+import type { DoctorProbe } from '../doctor/doctor-probe';
+import { doctorPart } from '../doctor/doctor.part';
+import { servingProbes } from '../doctor/serving-probes';
 import { nodesPartFor } from '../nodes/nodes.part';
 import { KvLease } from '../lease/kv-lease';
 import { openLeaseBucket } from '../lease/lease-bucket';
@@ -67,6 +71,12 @@ export interface ServeControllerOptions extends OpenControllerOptions {
   presenceEveryMs?: number;
   /** The heartbeat period of each kind of host that silence is judged against (HEARTBEAT_PERIOD_MS); short in tests. */
   heartbeatPeriods?: Readonly<Record<HostKind, number>>;
+  /**
+   * The doctor's child: how often its probes run (five minutes), each probe's bound (30 s), and
+   * the probes themselves (servingProbes unless given). Runs with the controller's own parts,
+   * and with `parts` only when this is given.
+   */
+  doctor?: { everyMs?: number; boundMs?: number; firstAfterMs?: number; probes?: (ctx: ControllerContext, serving: readonly DoctorProbe[]) => DoctorProbe[] };
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
   /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
@@ -86,6 +96,8 @@ export interface ServingController {
   lease: LeaseGate;
   /** The last status composition, and where to ask for a new one. */
   status: StatusBoard;
+  /** The doctor's last run. */
+  doctor: DoctorBoard;
   /** The live supervision tree. */
   tree(): SupervisionTreeNode;
   /** The root supervisor itself: its actor (each child's slot is a child of it) and its outcome. */
@@ -124,6 +136,7 @@ export interface ServingController {
  * ├─ enrolment     token issue and sweep, the enrolment responder
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
+ * ├─ doctor        the doctor's probes every five minutes (doctor)
  * └─ control       control calls, kept as calls (tree, calls)
  * ```
  *
@@ -157,12 +170,13 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const ledger = new ServiceLedger({ onChange: (what) => board.want(what) });
   // Set once the tree runs; the closures below are called only after that.
   const running: { root?: RootSupervisor } = {};
+  const doctorBoard = new DoctorBoard(ctx.log, () => board.want('the doctor'));
   const tree = (): SupervisionTreeNode => running.root?.tree() ?? { id: 'controller', state: 'starting', restarts: 0, children: [] };
 
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts() }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary() }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,
@@ -175,6 +189,22 @@ export async function serveController(dir: string, options: ServeControllerOptio
       })
       : options.parts.map((part) => ({ id: part.name, parts: [part], queries: KNOWN_QUERIES, secretAnswers: KNOWN_SECRET_ANSWERS }))),
     statusGroup,
+    ...(options.parts === undefined || options.doctor !== undefined
+      ? [{
+        id: 'doctor',
+        after: ['declarations'],
+        parts: [doctorPart({
+          board: doctorBoard,
+          probes: (partCtx) => {
+            const probes = servingProbes(partCtx, { lease: { standing: () => gate.standing(), current: () => kvLease.current(), instance: identity.instance, ttlMs: timings.ttlMs } });
+            return options.doctor?.probes?.(partCtx, probes) ?? probes;
+          },
+          ...(options.doctor?.everyMs === undefined ? {} : { everyMs: options.doctor.everyMs }),
+          ...(options.doctor?.boundMs === undefined ? {} : { boundMs: options.doctor.boundMs }),
+          ...(options.doctor?.firstAfterMs === undefined ? {} : { firstAfterMs: options.doctor.firstAfterMs }),
+        })],
+      }]
+      : []),
   ];
   const services: ControllerService[] = [
     brokerUsersService(brokerUsers),
@@ -255,6 +285,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
     verbs,
     lease: gate,
     status: board,
+    doctor: doctorBoard,
     tree,
     root,
     kill: (child, reason) => ledger.kill(child, reason),

@@ -1,6 +1,7 @@
 import type { ControllerStatus, StatusProblem } from '../../../schema/controller-status';
 import type { LeaseHolder } from '../../../schema/lease-holder';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
+import type { DoctorSummary } from '../../../schema/doctor';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
@@ -21,6 +22,8 @@ export interface StatusSources {
   controller: string;
   /** The bus repairs made since it started (BusObjects); none shown when not given. */
   busRepairs?: () => BusRepairCounts;
+  /** The doctor's last run (DoctorBoard); none shown when not given. */
+  doctor?: () => DoctorSummary | null;
   now(): Date;
 }
 
@@ -105,6 +108,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     ...(repairs === undefined
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
+    ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
     problems,
   };
 }

@@ -54,6 +54,13 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     lines.push(repairs.total === 0 && kinds === '' ? 'bus repairs: none' : `bus repairs: ${repairs.total}${kinds === '' ? '' : ` (${kinds})`}${last}`);
   }
 
+  if (status.doctor !== undefined) {
+    const { doctor } = status;
+    lines.push(doctor === null
+      ? 'doctor: not run yet'
+      : `doctor: ${doctor.failing.length === 0 ? 'every probe passes' : doctor.failing.map((probe) => `${probe.probe} ${probe.verdict}`).join(', ')} (run ${formatSpan(Math.max(0, now.getTime() - Date.parse(doctor.at)))} ago; mesh-control doctor)`);
+  }
+
   if (status.problems.length === 0) {
     lines.push('problems: none');
   } else {
