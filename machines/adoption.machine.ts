@@ -230,10 +230,7 @@ export const adoptionMachine = setup({
       },
     }),
     decideRemoved: assign({
-      release: ({ event }) => {
-        const removal = 'output' in event ? String((event as { output: unknown }).output) : 'removed';
-        return { outcome: asRemoval(removal), held: false, line: null };
-      },
+      release: ({ event }) => releaseOfMade({ removal: 'output' in event ? (event as { output: unknown }).output : 'removed' }),
     }),
     decideHandedBack: assign({
       release: ({ context, event }) => {
@@ -268,6 +265,7 @@ export const adoptionMachine = setup({
       release: ({ context, event }) => {
         const reason = failureText('error' in event ? event.error : undefined);
         const kept = context.decision?.originalKeptAt;
+        if (kept === undefined && context.decision?.line === undefined) return releaseOfMade({ error: 'error' in event ? event.error : undefined });
         const detail = kept === undefined
           ? `could not remove it, so it is still owned: ${reason}`
           : `could not hand it back, so it is still owned: ${reason}`;
@@ -442,6 +440,17 @@ function handBackFrom(event: { type: string }): HandBackResult | null | undefine
   const { outcome, what } = output as { outcome?: unknown; what?: unknown };
   if (typeof what !== 'string') return null;
   return outcome === 'handed_back' || outcome === 'removed' || outcome === 'stopped' || outcome === 'forgotten' ? { outcome, what } : null;
+}
+
+/**
+ * How the machine settles a resource the host made itself (`looking` → `removing`): removed by
+ * the removal table, or, when that failed, still held and tried again next pass. Exported so a
+ * host undoing many such resources can take this decision without an actor for each (see
+ * handBackOrRemove); the machine's own paths run through it too.
+ */
+export function releaseOfMade(result: { removal: unknown } | { error: unknown }): ReleaseOutcome {
+  if ('removal' in result) return { outcome: asRemoval(String(result.removal)), held: false, line: null };
+  return { outcome: 'failed', detail: clip(`could not remove it, so it is still owned: ${failureText(result.error)}`), held: true, line: null };
 }
 
 function asRemoval(value: string): RemovalOutcome {

@@ -103,6 +103,18 @@ export function releaseLogic(applier: Applier, key: string, ctx: ApplyContext) {
  * host's, its copy still kept).
  */
 export async function handBackOrRemove(applier: Applier, key: string, ctx: ApplyContext, held: HeldResource): Promise<Undone> {
+  // What the host made itself (no kept original, no briefing line) goes `looking` → `removing`
+  // in the machine, always: that decision is taken here without an actor per resource, which
+  // made removing a thousand files take two and a half times as long as writing them.
+  if (held.keptAt === undefined && held.line === undefined) {
+    try {
+      const removal = await applier.remove(key, ctx);
+      forgetKeptOriginal(ctx.stateDir, key);
+      return machine().releaseOfMade({ removal });
+    } catch (error) {
+      return machine().releaseOfMade({ error });
+    }
+  }
   const input = { subject: briefingSubject(key), originalsDir: originalsDirFor(ctx.stateDir, key) };
   const logic = releaseLogic(applier, key, ctx);
   // What adoption took over rests in `taken`, rebuilt from the store; what the host made
