@@ -64,10 +64,25 @@ describe('the systemd unit', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  test("is the seed's unit, word for word, under a comment", async () => {
+  test("is the seed's unit, word for word under a comment, with a halt left stopped and the state directory private", async () => {
     const text = await fs.readFile(path.join(PACKAGING, UNIT_NAME), 'utf8');
+    const withAdditions = SEED_UNIT
+      .replace('RestartSec=5s\n', 'RestartSec=5s\nRestartPreventExitStatus=3\n')
+      .replace('StateDirectory=mesh-host\n', 'StateDirectory=mesh-host\nStateDirectoryMode=0700\n');
 
-    expect(text.split('\n').filter((line) => !line.startsWith('#')).join('\n').trimStart()).toBe(SEED_UNIT);
+    expect(text.split('\n').filter((line) => !line.startsWith('#')).join('\n').trimStart()).toBe(withAdditions);
+  });
+
+  test('is not restarted after the status the real launcher exits with when it is halted', async () => {
+    const state = path.join(root, 'var/lib/mesh-host');
+    await fs.mkdir(path.join(state, 'launch'), { recursive: true });
+    await fs.writeFile(path.join(state, 'launch', 'halted'), 'reason=rolled-back-already\ndetail=the host was started 3 times without completing a reconcile\n');
+    const halted = await exec('sh', [path.join(root, LAUNCHER_INSTALLED)], { env: { PATH: process.env.PATH, MESH_STATE_DIR: state } }).catch((error: { code?: number }) => error);
+    const unit = await fs.readFile(path.join(PACKAGING, UNIT_NAME), 'utf8');
+    const prevented = [...unit.matchAll(/^RestartPreventExitStatus=(.*)$/gm)].flatMap((line) => (line[1] as string).trim().split(/\s+/));
+
+    expect((halted as { code?: number }).code).toBeGreaterThan(0);
+    expect(prevented).toEqual([String((halted as { code?: number }).code)]);
   });
 
   test('passes systemd-analyze verify with no warning', async () => {

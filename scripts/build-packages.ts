@@ -15,6 +15,7 @@
  * Usage: node scripts/run-ts.cjs scripts/build-packages.ts [--out DIR] [--release N] [--fast]
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +29,7 @@ const exec = promisify(execFile);
 export const PACKAGING = path.join(REPOSITORY, 'packaging');
 
 /** Files of packaging/ that the packages install, beside the tarball's members. */
-const PACKAGING_SOURCES = ['nox-mesh-host.service', 'nox-mesh-host-resume.service', 'nox-mesh-host-network.sh'];
+const PACKAGING_SOURCES = ['nox-mesh-host.service', 'nox-mesh-host-resume.service', 'nox-mesh-host-network.sh', 'copyright'];
 
 /** The members every release tarball has. */
 const TARBALL_MEMBERS = ['nox-mesh-host', 'nox-mesh-host-launch', 'nox-mesh-host-rouse'];
@@ -79,9 +80,32 @@ async function gatherSources(tarball: string, dir: string): Promise<void> {
 }
 
 /**
+ * DEBIAN/md5sums for the package staged in `staging`: `<md5>  <path>` for every regular file
+ * but the conffiles (`conffiles`, absolute paths), as dh_md5sums writes it. dpkg records it, and
+ * `dpkg --verify` and debsums check the installed files against it; a conffile's sum is kept by
+ * dpkg from the conffiles list instead.
+ */
+export async function debianMd5sums(staging: string, conffiles: readonly string[]): Promise<string> {
+  const skipped = new Set(conffiles.map((file) => file.replace(/^\//, '')));
+  const lines: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      const relative = path.relative(staging, full);
+      if (relative === 'DEBIAN') continue;
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile() && !skipped.has(relative)) lines.push(`${createHash('md5').update(await fs.readFile(full)).digest('hex')}  ${relative}`);
+    }
+  };
+  await walk(staging);
+  return lines.sort((a, b) => (a.slice(34) < b.slice(34) ? -1 : 1)).map((line) => `${line}\n`).join('');
+}
+
+/**
  * Builds the Debian package with dpkg-deb and returns its path: the tarball's files placed as
- * packaging/debian/layout says, control from packaging/debian/control with the version and
- * installed size filled in, and the maintainer scripts beside it.
+ * packaging/debian/layout says (the copyright file among them), control from
+ * packaging/debian/control with the version and installed size filled in, md5sums of the files,
+ * and the maintainer scripts beside it.
  */
 export async function buildDebianPackage(options: PackageBuildOptions): Promise<string> {
   const version = `${options.version}-${options.release}`;
@@ -110,6 +134,8 @@ export async function buildDebianPackage(options: PackageBuildOptions): Promise<
     await fs.writeFile(path.join(staging, 'DEBIAN', 'control'), control, { mode: 0o644 });
     await fs.copyFile(path.join(PACKAGING, 'debian', 'conffiles'), path.join(staging, 'DEBIAN', 'conffiles'));
     await fs.chmod(path.join(staging, 'DEBIAN', 'conffiles'), 0o644);
+    const conffiles = (await fs.readFile(path.join(PACKAGING, 'debian', 'conffiles'), 'utf8')).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    await fs.writeFile(path.join(staging, 'DEBIAN', 'md5sums'), await debianMd5sums(staging, conffiles), { mode: 0o644 });
     for (const script of ['postinst', 'prerm']) {
       await fs.copyFile(path.join(PACKAGING, 'debian', script), path.join(staging, 'DEBIAN', script));
       await fs.chmod(path.join(staging, 'DEBIAN', script), 0o755);
