@@ -10,7 +10,10 @@
  * itself, and it exits by itself when done), which is the opposite of what dh_installsystemd
  * writes. Arch's is built by the real makepkg (Debian's pacman-package-manager carries it) from
  * the PKGBUILD, run as `nobody` when this runs as root, because makepkg refuses root. Alpine's
- * APKBUILD needs abuild, which Debian does not have; packaging/host-units.test.ts checks it.
+ * APKBUILD needs abuild, which Debian does not have: when the Alpine release tarball is in dist/
+ * (build-host with `--node alpine=PATH`), the recipe is written to dist/alpine/ with its sources
+ * and its checksums filled, for `abuild -r` on an Alpine machine; packaging/APKBUILD says why
+ * there is usually none.
  *
  * Usage: node scripts/run-ts.cjs scripts/build-packages.ts [--out DIR] [--release N] [--fast]
  */
@@ -209,6 +212,35 @@ export async function buildArchPackage(options: PackageBuildOptions): Promise<st
   }
 }
 
+/** The files of packaging/ the APKBUILD lists in `source`, beside the release tarball. */
+const ALPINE_SOURCES = ['nox-mesh-host.openrc', 'nox-mesh-host-resume.elogind', 'nox-mesh-host-network.sh'];
+
+/**
+ * Writes the Alpine recipe into `outDir` (normally dist/alpine/): packaging/APKBUILD with pkgver
+ * and pkgrel set (Alpine counts releases from 0) and `sha512sums` filled in as `abuild checksum`
+ * writes it, the release tarball under the name the recipe's `source` gives it, and the other
+ * sources. Returns the recipe's path. `abuild -r` there builds the APK on an Alpine machine.
+ */
+export async function writeAlpineRecipe(options: PackageBuildOptions): Promise<string> {
+  await fs.mkdir(options.outDir, { recursive: true });
+  const tarball = tarballName('alpine', options.version);
+  await fs.copyFile(options.tarball, path.join(options.outDir, tarball));
+  for (const file of ALPINE_SOURCES) await fs.copyFile(path.join(PACKAGING, file), path.join(options.outDir, file));
+  const sums: string[] = [];
+  for (const file of [tarball, ...ALPINE_SOURCES]) {
+    sums.push(`${createHash('sha512').update(await fs.readFile(path.join(options.outDir, file))).digest('hex')}  ${file}`);
+  }
+  const template = await fs.readFile(path.join(PACKAGING, 'APKBUILD'), 'utf8');
+  if (!/^sha512sums=""$/m.test(template)) throw new Error('packaging/APKBUILD no longer ends with an empty sha512sums="" line for the build to fill: put it back, or change writeAlpineRecipe in scripts/build-packages.ts');
+  const recipe = template
+    .replace(/^pkgver=.*$/m, `pkgver=${options.version}`)
+    .replace(/^pkgrel=.*$/m, `pkgrel=${options.release - 1}`)
+    .replace(/^sha512sums=""$/m, `sha512sums="\n${sums.join('\n')}\n"`);
+  const file = path.join(options.outDir, 'APKBUILD');
+  await fs.writeFile(file, recipe);
+  return file;
+}
+
 /** The environment makepkg is given when it runs as another user (runuser starts it afresh). */
 const PASSED_TO_MAKEPKG = new Set(['PKGDEST', 'SRCDEST', 'SRCPKGDEST', 'LOGDEST', 'BUILDDIR', 'PACMAN', 'PACKAGER', 'LC_ALL', 'PATH', 'SOURCE_DATE_EPOCH']);
 
@@ -265,6 +297,13 @@ async function main(): Promise<void> {
     const file = await build({ tarball: tarballOf(system), version, release: options.release, outDir: options.outDir, fast: options.fast });
     const bytes = (await fs.stat(file)).size;
     process.stdout.write(`${path.relative(process.cwd(), file) || file}  ${(bytes / 1024 / 1024).toFixed(1)} MB  ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const alpineTarball = path.join(options.outDir, tarballName('alpine', version));
+  if (existsSync(alpineTarball)) {
+    const recipe = await writeAlpineRecipe({ tarball: alpineTarball, version, release: options.release, outDir: path.join(options.outDir, 'alpine') });
+    process.stdout.write(`${path.relative(process.cwd(), recipe) || recipe}  with its sources and checksums: run abuild -r there on an Alpine machine\n`);
+  } else {
+    process.stdout.write(`no Alpine recipe: there is no ${path.basename(alpineTarball)} (build-host needs a musl Node, --node alpine=PATH; see packaging/APKBUILD)\n`);
   }
 }
 
