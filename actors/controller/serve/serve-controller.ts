@@ -16,11 +16,15 @@ import type { DoctorProbe } from '../doctor/doctor-probe';
 import { doctorPart } from '../doctor/doctor.part';
 import { servingProbes } from '../doctor/serving-probes';
 import { nodesPartFor } from '../nodes/nodes.part';
-import { KvLease } from '../lease/kv-lease';
+import { KvLease, type LeaseOperations } from '../lease/kv-lease';
 import { openLeaseBucket } from '../lease/lease-bucket';
 import type { LeaseLost } from '../lease/lease-errors';
 import type { LeaseGate } from '../lease/lease-gate';
 import { leaseLogic } from '../lease/lease.actor';
+import { controllerMetrics } from '../metrics/controller-metrics';
+import type { MetricsListen } from '../metrics/metrics-listen';
+import { metricsService } from '../metrics/metrics.service';
+import { meshTally, type MeshTally } from '../metrics/mesh-tally';
 import { StatusBoard } from '../status/status-board';
 import { statusPart } from '../status/status.part';
 import { brokerUsersService } from './broker-users.service';
@@ -86,6 +90,12 @@ export interface ServeControllerOptions extends OpenControllerOptions {
    * drive one slot of the real tree (model-tests/supervisor-controller-tree.model.test.ts).
    */
   extraChildren?: readonly ChildSpec[];
+  /**
+   * The Prometheus endpoint, a `metrics` child answering GET /metrics on `listen`; none unless
+   * given (`mesh-control serve --metrics-listen`). `processMetrics: false` leaves out the
+   * process's own (memory, event loop).
+   */
+  metrics?: { listen: MetricsListen; processMetrics?: boolean };
 }
 
 /** A controller serving: its context, verbs, lease and tree, and how to stop it. */
@@ -137,7 +147,8 @@ export interface ServingController {
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
  * ├─ doctor        the doctor's probes every five minutes (doctor)
- * └─ control       control calls, kept as calls (tree, calls)
+ * ├─ control       control calls, kept as calls (tree, calls)
+ * └─ metrics       GET /metrics for Prometheus, with --metrics-listen only
  * ```
  *
  * Everything below `lease` acts, so it starts once this controller holds the lease; a standby
@@ -206,7 +217,18 @@ export async function serveController(dir: string, options: ServeControllerOptio
       }]
       : []),
   ];
+  const tally = meshTally(ctx);
   const services: ControllerService[] = [
+    // First, so it is stopped last: the scrape that sees the controller stop is worth having.
+    ...(options.metrics === undefined
+      ? []
+      : [metricsService(options.metrics.listen, controllerMetrics({
+        store: ctx.store,
+        lease: gate,
+        tally,
+        repairs: () => busObjects(ctx).repairs.counts(),
+        ...(options.metrics.processMetrics === undefined ? {} : { processMetrics: options.metrics.processMetrics }),
+      }), ctx.log)]),
     brokerUsersService(brokerUsers),
     ...groups.map((group) => partsService(group, ctx, verbs, ledger)),
     controlService({
@@ -219,7 +241,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
       onActed: (verb) => board.want(`the verb ${verb}`),
       onServing: (served) => {
-        ctx.log(`serving: epoch ${gate.epoch()}, store ${ctx.store.kind}, broker ${options.brokerUrl ?? ctx.config.broker.url}; tree: ${tree().children.map((child) => child.id).join(', ')}; verbs: ${served.join(', ')}`);
+        ctx.log(`serving: epoch ${gate.epoch()}, store ${ctx.store.kind}, broker ${options.brokerUrl ?? ctx.config.broker.url}; tree: ${tree().children.map((child) => child.id).join(', ')}; verbs: ${served.join(', ')}`, { epoch: gate.epoch(), store: ctx.store.kind });
       },
     }),
   ];
@@ -237,9 +259,9 @@ export async function serveController(dir: string, options: ServeControllerOptio
       const revision = gate.heldRevision();
       gate.end(giveBack ? 'stopped' : 'lost', error.message);
       await ledger.settled();
-      if (giveBack && revision !== null) await kvLease.release(revision).catch((failure: unknown) => ctx.log(`lease: could not be given back: ${(failure as Error)?.message ?? String(failure)}`));
+      if (giveBack && revision !== null) await kvLease.release(revision).catch((failure: unknown) => ctx.log(`lease: could not be given back: ${(failure as Error)?.message ?? String(failure)}`, { level: 'warn' }));
       await opened.close();
-      ctx.log(`stopped: ${error.message}${error.value === undefined ? '' : `: ${error.value}`}`);
+      ctx.log(`stopped: ${error.message}${error.value === undefined ? '' : `: ${error.value}`}`, { level: 'error', condition: error.name });
       resolveEnded(error);
     })());
   const serviceIds = services.map((service) => service.id);
@@ -261,7 +283,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       children: [
         childOf(busService(ctx.nc, options.brokerUrl ?? ctx.config.broker.url)),
         childOf(storeService(ctx.store, options.storeCheckEveryMs)),
-        { id: 'lease', logic: leaseLogic({ lease: kvLease, gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
+        { id: 'lease', logic: leaseLogic({ lease: countingRenewals(kvLease, tally), gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
         ...services.map(childOf),
         ...(options.extraChildren ?? []),
       ],
@@ -271,7 +293,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       clock: options.clock ?? SYSTEM_CLOCK,
       onEscalate: (given) => {
         escalation = given;
-        ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`);
+        ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`, { level: 'error' });
       },
       exit: (_code, text) => {
         void finish(escalation ?? new SupervisionTreeBroke(text), true);
@@ -313,6 +335,27 @@ export async function serveController(dir: string, options: ServeControllerOptio
   if (typeof outcome === 'object') throw outcome.error;
   if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`);
   return serving;
+}
+
+/** `lease` with each renewal's outcome counted for the metrics; the rest passed through as it is. */
+function countingRenewals(lease: KvLease, tally: MeshTally): LeaseOperations {
+  return {
+    take: (signal) => lease.take(signal),
+    renew: (revision) =>
+      lease.renew(revision).then(
+        (renewed) => {
+          tally.leaseRenewal(true);
+          return renewed;
+        },
+        (error: unknown) => {
+          tally.leaseRenewal(false);
+          throw error;
+        },
+      ),
+    release: (revision) => lease.release(revision),
+    watchFreed: (onFreed) => lease.watchFreed(onFreed),
+    current: () => lease.current(),
+  };
 }
 
 /** Asks the lease machine to give the lease back, and waits (at most `waitMs`) until it has. */
