@@ -11,6 +11,9 @@ export interface ControllerLogOptions {
   write?: (text: string) => void;
 }
 
+/** The names pino writes itself on every JSON line. */
+const RESERVED = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name']);
+
 /** `--log-level`'s value as a level, or LogLevelUnknown quoting it. */
 export function parseLogLevel(value: string): LogLevel {
   const level = LOG_LEVELS.find((known) => known === value.trim().toLowerCase());
@@ -48,7 +51,10 @@ export function controllerLog(options: ControllerLogOptions = {}): ControllerLog
     );
     return (line: string, fields?: LogFields): void => {
       const { level = 'info', ...rest } = fields ?? {};
-      if (wanted(level)) logger[level](rest, line);
+      if (!wanted(level)) return;
+      // pino writes a field named like its own a second time, and readers disagree on which wins.
+      const own = Object.fromEntries(Object.entries(rest).map(([key, value]) => [RESERVED.has(key) ? `field_${key}` : key, value]));
+      logger[level](own, line);
     };
   }
   return (line: string, fields?: LogFields): void => {

@@ -24,6 +24,7 @@ export function parseMetricsListen(value: string, rules: MetricsListenRules = {}
   const text = value.trim();
   let host: string;
   let portText: string;
+  if (text.includes('/')) throw new MetricsListenInvalid(value, 'it is an address and a port, without a scheme or a path (the path is always /metrics)');
   const bracketed = /^\[([^\]]*)\]:(.*)$/.exec(text);
   if (/^\d+$/.test(text)) {
     host = '127.0.0.1';
