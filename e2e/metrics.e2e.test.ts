@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,6 +112,18 @@ describe('the controller\'s metrics and JSON log, from a real serve', () => {
     expect(entries).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^metrics: serving http:\/\/127\.0\.0\.1:\d+\/metrics$/) }));
     expect(entries).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^sent node a its full declaration/), node: 'a', kind: 'full', generation: expect.any(Number) }));
   });
+
+  test('a second serve given the same metrics port gives up naming the metrics child and the port, and the first goes on serving', async () => {
+    const port = new URL(url).port;
+    const second = spawn(process.execPath, [path.join(REPO_DIR, 'bin', 'mesh-control'), 'serve', '--dir', rig.meshDir, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    second.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => second.once('close', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`\\nerror: supervisor "controller" gave up on child "metrics" after more than 3 restarts in 60000 ms; last error: "the metrics endpoint could not listen \\(the port is in use\\): \\\\"127\\.0\\.0\\.1:${port}\\\\""`));
+    expect(rig.serve?.running).toBe(true);
+    expect(sample(await scrape(), 'mesh_controller_lease_acting')).toBe(1);
+  }, 60_000);
 
   test('a second serve asked to listen off this machine is refused before it opens anything', () => {
     const run = spawnSync(process.execPath, [path.join(REPO_DIR, 'bin', 'mesh-control'), 'serve', '--dir', rig.meshDir, '--metrics-listen', '0.0.0.0:9464'], { encoding: 'utf8', timeout: 30_000 });

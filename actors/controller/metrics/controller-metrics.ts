@@ -14,6 +14,14 @@ const NODE_STATES = ['enrolled', 'disconnected', 'revoked', 'released'] as const
 /** Plan states (machines/plan.machine.ts PlanState), likewise each shown at zero. */
 const PLAN_STATES: readonly PlanState[] = ['opening', 'held', 'sendingFirst', 'awaitingFirst', 'sending', 'stopped', 'done', 'closed', 'superseded'];
 
+/** How long a scrape waits for the store: under Prometheus's default scrape timeout (10 s). */
+export const STORE_BOUND_MS = 5_000;
+
+interface StateCount {
+  state: string;
+  count: number;
+}
+
 /** What the metrics are read from, each at scrape time. */
 export interface ControllerMetricsDeps {
   /** The store: nodes and plans by state. */
@@ -24,6 +32,8 @@ export interface ControllerMetricsDeps {
   tally: MeshTally;
   /** The bus repairs made since the process started. */
   repairs(): BusRepairCounts;
+  /** How long a scrape waits for the store before leaving nodes and plans out (STORE_BOUND_MS). */
+  storeBoundMs?: number;
   /** The process's own metrics (memory, event loop lag, handles); on unless false. */
   processMetrics?: boolean;
 }
@@ -38,16 +48,23 @@ export interface ControllerMetricsDeps {
 export function controllerMetrics(deps: ControllerMetricsDeps): Registry {
   const registry = new Registry();
   const registers = [registry];
-  const storeReadsFailed = new Counter({ name: `${METRICS_PREFIX}store_reads_failed_total`, help: 'Scrapes whose read of nodes or plans from the store failed', registers });
-  const fromStore = async (gauge: Gauge<'state'>, known: readonly string[], sql: string): Promise<void> => {
+  // One read of the store per scrape, shared by the metrics drawn from it: prom-client collects
+  // every metric at once, and the failure count must see this scrape's read, not the last one's.
+  let reading: Promise<{ nodes: StateCount[]; plans: StateCount[] } | null> | undefined;
+  const storeNow = () =>
+    (reading ??= withinBound(Promise.all([
+      deps.store.query<StateCount>('SELECT lifecycle_state AS state, count(*)::int AS count FROM nodes GROUP BY 1'),
+      deps.store.query<StateCount>('SELECT state, count(*)::int AS count FROM plans GROUP BY 1'),
+    ]), deps.storeBoundMs ?? STORE_BOUND_MS)
+      .then(([nodes, plans]) => ({ nodes, plans }), () => null)
+      .finally(() => setImmediate(() => (reading = undefined))));
+  let readsFailed = 0;
+  const fromStore = async (gauge: Gauge<'state'>, known: readonly string[], rows: (read: { nodes: StateCount[]; plans: StateCount[] }) => StateCount[]): Promise<void> => {
     gauge.reset();
-    try {
-      const rows = await deps.store.query<{ state: string; count: number }>(sql);
-      for (const state of known) gauge.set({ state }, 0);
-      for (const row of rows) gauge.set({ state: row.state }, Number(row.count));
-    } catch {
-      storeReadsFailed.inc();
-    }
+    const read = await storeNow();
+    if (read === null) return;
+    for (const state of known) gauge.set({ state }, 0);
+    for (const row of rows(read)) gauge.set({ state: row.state }, Number(row.count));
   };
   const fromCounts = (counter: Counter<string>, label: string, counts: ReadonlyMap<string, number>, known: readonly string[] = []): void => {
     counter.reset();
@@ -58,13 +75,21 @@ export function controllerMetrics(deps: ControllerMetricsDeps): Registry {
   new Gauge({
     name: `${METRICS_PREFIX}nodes`, help: 'Nodes in the store by lifecycle state', labelNames: ['state'], registers,
     collect() {
-      return fromStore(this, NODE_STATES, 'SELECT lifecycle_state AS state, count(*)::int AS count FROM nodes GROUP BY 1');
+      return fromStore(this, NODE_STATES, (read) => read.nodes);
     },
   });
   new Gauge({
     name: `${METRICS_PREFIX}plans`, help: 'Plans in the store by state (open and ended)', labelNames: ['state'], registers,
     collect() {
-      return fromStore(this, PLAN_STATES, 'SELECT state, count(*)::int AS count FROM plans GROUP BY 1');
+      return fromStore(this, PLAN_STATES, (read) => read.plans);
+    },
+  });
+  new Counter({
+    name: `${METRICS_PREFIX}store_reads_failed_total`, help: 'Scrapes whose read of nodes and plans from the store failed (those two then have no samples)', registers,
+    async collect() {
+      if ((await storeNow()) === null) readsFailed += 1;
+      this.reset();
+      this.inc(readsFailed);
     },
   });
   new Counter({
@@ -121,4 +146,13 @@ export function controllerMetrics(deps: ControllerMetricsDeps): Registry {
   // Open conditions by kind (mesh_controller_conditions_open{kind}) go here, read from the condition store once it exists.
   if (deps.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
   return registry;
+}
+
+/** `work`, or a rejection once `ms` have passed without it settling. */
+function withinBound<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
