@@ -1,4 +1,3 @@
-import pino from 'pino';
 import { LOG_FORMATS, LOG_LEVELS, type ControllerLog, type LogFields, type LogFormat, type LogLevel } from './log-fields';
 import { LogFormatUnknown, LogLevelUnknown } from './log-errors';
 
@@ -40,6 +39,9 @@ export function controllerLog(options: ControllerLogOptions = {}): ControllerLog
   const write = options.write ?? ((text: string) => process.stderr.write(text));
   const wanted = (level: LogLevel): boolean => LOG_LEVELS.indexOf(level) >= threshold;
   if (options.format === 'json') {
+    // Loaded here, not with the file: every mesh-control verb loads this file, few log JSON.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const pino = require('pino') as typeof import('pino');
     const logger = pino(
       {
         name: 'mesh-control',

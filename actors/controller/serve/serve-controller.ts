@@ -21,9 +21,9 @@ import { openLeaseBucket } from '../lease/lease-bucket';
 import type { LeaseLost } from '../lease/lease-errors';
 import type { LeaseGate } from '../lease/lease-gate';
 import { leaseLogic } from '../lease/lease.actor';
-import { controllerMetrics } from '../metrics/controller-metrics';
+import type { ControllerLog } from '../logs/log-fields';
+import type { ControllerMetricsDeps } from '../metrics/controller-metrics';
 import type { MetricsListen } from '../metrics/metrics-listen';
-import { metricsService } from '../metrics/metrics.service';
 import { meshTally, type MeshTally } from '../metrics/mesh-tally';
 import { StatusBoard } from '../status/status-board';
 import { statusPart } from '../status/status.part';
@@ -222,13 +222,13 @@ export async function serveController(dir: string, options: ServeControllerOptio
     // First, so it is stopped last: the scrape that sees the controller stop is worth having.
     ...(options.metrics === undefined
       ? []
-      : [metricsService(options.metrics.listen, controllerMetrics({
+      : [metricsChild(options.metrics.listen, {
         store: ctx.store,
         lease: gate,
         tally,
         repairs: () => busObjects(ctx).repairs.counts(),
         ...(options.metrics.processMetrics === undefined ? {} : { processMetrics: options.metrics.processMetrics }),
-      }), ctx.log)]),
+      }, ctx.log)]),
     brokerUsersService(brokerUsers),
     ...groups.map((group) => partsService(group, ctx, verbs, ledger)),
     controlService({
@@ -335,6 +335,18 @@ export async function serveController(dir: string, options: ServeControllerOptio
   if (typeof outcome === 'object') throw outcome.error;
   if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`);
   return serving;
+}
+
+/**
+ * The `metrics` child over the controller's registry. prom-client and the HTTP server are loaded
+ * here, only when metrics are asked for: every mesh-control verb loads this file.
+ */
+function metricsChild(listen: MetricsListen, deps: ControllerMetricsDeps, log: ControllerLog): ControllerService {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { controllerMetrics } = require('../metrics/controller-metrics') as typeof import('../metrics/controller-metrics');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { metricsService } = require('../metrics/metrics.service') as typeof import('../metrics/metrics.service');
+  return metricsService(listen, controllerMetrics(deps), log);
 }
 
 /** `lease` with each renewal's outcome counted for the metrics; the rest passed through as it is. */
