@@ -140,6 +140,7 @@ export interface ServingController {
  * ├─ bus           the broker connection (fails when it closed for good)
  * ├─ store         the store answering (checked every 30 s)
  * ├─ lease         the lease machine: take, renew, give back
+ * ├─ metrics       GET /metrics for Prometheus, with --metrics-listen only (needs no lease)
  * ├─ broker        the broker's user list, brought in line with the store on taking the lease
  * ├─ reports       the report receiver
  * ├─ heartbeats    the heartbeat tracker, and the presence watch (silent nodes shown disconnected)
@@ -147,12 +148,11 @@ export interface ServingController {
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
  * ├─ doctor        the doctor's probes every five minutes (doctor)
- * ├─ control       control calls, kept as calls (tree, calls)
- * └─ metrics       GET /metrics for Prometheus, with --metrics-listen only
+ * └─ control       control calls, kept as calls (tree, calls)
  * ```
  *
  * Everything below `lease` acts, so it starts once this controller holds the lease; a standby
- * runs bus, store and lease only, and answers nothing. A child that fails is restarted after a
+ * runs bus, store, lease (and metrics) only, and answers nothing. A child that fails is restarted after a
  * backoff; one failing more than three times a minute makes the root give up: every child is
  * stopped, the lease given back, and `ended` settles with the child's name and last error. A
  * refused renewal settles `ended` with LeaseLost.
