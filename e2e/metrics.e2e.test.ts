@@ -113,6 +113,26 @@ describe('the controller\'s metrics and JSON log, from a real serve', () => {
     expect(entries).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^sent node a its full declaration/), node: 'a', kind: 'full', generation: expect.any(Number) }));
   });
 
+  test('a standby answers on its own port: the same mesh from the store, and not acting', async () => {
+    const port = await freePort();
+    const standby = spawn(process.execPath, [path.join(REPO_DIR, 'bin', 'mesh-control'), 'serve', '--dir', rig.meshDir, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    standby.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const closed = new Promise<number | null>((resolve) => standby.once('close', resolve));
+    try {
+      await until('the standby to stand by and serve its metrics', () => (/lease: standing by/.test(stderr) && /metrics: serving/.test(stderr) ? done(true) : notYet(stderr)), { timeoutMs: 30_000, intervalMs: 200 });
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(sample(text, 'mesh_controller_lease_acting')).toBe(0);
+      expect(sample(text, 'mesh_controller_lease_epoch')).toBe(0);
+      expect(sample(text, 'mesh_controller_nodes', { state: 'enrolled' })).toBe(1);
+      expect(sample(text, 'mesh_controller_declarations_sent_total', { kind: 'full' })).toBe(0);
+    } finally {
+      standby.kill('SIGTERM');
+      expect(await closed).toBe(0);
+    }
+    expect(sample(await scrape(), 'mesh_controller_lease_acting')).toBe(1);
+  }, 60_000);
+
   test('a second serve given the same metrics port gives up naming the metrics child and the port, and the first goes on serving', async () => {
     const port = new URL(url).port;
     const second = spawn(process.execPath, [path.join(REPO_DIR, 'bin', 'mesh-control'), 'serve', '--dir', rig.meshDir, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
