@@ -47,6 +47,11 @@ const noFsPromises = 'the host does not load node:fs/promises (it brings readlin
 // Date.prototype.toISOString sets up the local time zone through ICU first, even for UTC,
 // which pages in some 0.6 MB of the Node binary's time-zone data for the life of the process.
 const noToIsoString = 'the host does not format times with toISOString (it pages in ICU time-zone data, some 0.6 MB of the idle host): use utcTimestamp from actors/shared/time/utc-timestamp';
+// The controller's log and metrics libraries (pino, prom-client) are the controller's alone: the
+// host has the memory budget, and no listening socket, so neither it nor the shared code it
+// bundles loads them, nor an HTTP server.
+const controllerOnly = 'the host does not load the controller\'s log and metrics libraries (its memory budget is 50 MB, and it listens on no socket): log with the host\'s own log, and keep metrics in actors/controller';
+const noHttpServer = 'the host listens on no socket: it reaches the controller over the bus only';
 export const hostMemoryFence = {
   files: ['actors/host/**/*.ts', 'actors/shared/**/*.ts'],
   ignores: ['**/*.test.ts', '**/testing/**'],
@@ -58,7 +63,12 @@ export const hostMemoryFence = {
         { name: 'node:fs', importNames: ['promises'], message: noFsPromises },
         { name: 'fs', importNames: ['promises'], message: noFsPromises },
         { name: 'node:perf_hooks', message: 'the host does not load perf_hooks: time a span with monotonicMs (actors/shared/time/monotonic-ms)' },
+        { name: 'node:http', message: noHttpServer },
+        { name: 'http', message: noHttpServer },
+        { name: 'node:https', message: noHttpServer },
+        { name: 'https', message: noHttpServer },
       ],
+      patterns: [{ group: ['pino', 'pino/*', 'pino-*', 'prom-client', 'prom-client/*'], message: controllerOnly }],
     }],
     'no-restricted-globals': ['error',
       { name: 'performance', message: 'the host does not load perf_hooks: time a span with monotonicMs (actors/shared/time/monotonic-ms)' },

@@ -29,6 +29,8 @@ export interface MeshRigOptions {
   say?: (line: string) => void;
   /** Variables added to the environment of the long-running processes (serve, the hosts): timings for tests. */
   env?: Readonly<Record<string, string>>;
+  /** Arguments added to `mesh-control serve` (`--log-format json`, `--metrics-listen …`). */
+  serveArgs?: readonly string[];
 }
 
 /** Processes started by rigs in this process, ended when it exits however it exits. */
@@ -107,7 +109,7 @@ export class MeshRig {
     this.natsPid = Number(running[1]);
 
     say('starting the controller (mesh-control serve)');
-    const serve = this.spawn('serve', [MESH_CONTROL, 'serve', '--dir', this.meshDir], 'serve.log');
+    const serve = this.spawn('serve', [MESH_CONTROL, 'serve', '--dir', this.meshDir, ...(this.options.serveArgs ?? [])], 'serve.log');
     this.serve = serve;
     // Ready is when it answers a verb, whatever it prints on the way.
     await until('the controller to answer `mesh-control nodes`', async () => {

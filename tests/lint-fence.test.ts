@@ -74,6 +74,20 @@ describe('the host memory fence', () => {
     expect(lintAs('actors/shared/probe.ts', source).length).toBeGreaterThan(0);
   });
 
+  test.each([
+    ['pino', "import pino from 'pino';\nexport const log = pino();\n", /log and metrics libraries/],
+    ['a pino transport', "import build from 'pino-abstract-transport';\nexport const b = build;\n", /log and metrics libraries/],
+    ['prom-client', "import { Registry } from 'prom-client';\nexport const r = new Registry();\n", /log and metrics libraries/],
+    ['node:http', "import http from 'node:http';\nexport const s = http.createServer();\n", /listens on no socket/],
+    ['https', "import { createServer } from 'https';\nexport const s = createServer;\n", /listens on no socket/],
+  ])('fails host and shared code that imports %s, the controller\'s alone', (_name, source, message) => {
+    for (const file of ['actors/host/probe.ts', 'actors/host/run/probe.ts', 'actors/shared/bus/probe.ts']) {
+      const messages = lintAs(file, source).filter((m) => m.ruleId === 'no-restricted-imports');
+      expect(messages.map((m) => m.message)).toEqual([expect.stringMatching(message)]);
+    }
+    expect(lintAs('actors/controller/metrics/probe.ts', source)).toEqual([]);
+  });
+
   test('allows the same code in the controller and in a host test', () => {
     const source = "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\nexport const t = performance.now();\nexport const d = new Date().toISOString();\n";
     expect(lintAs('actors/controller/probe.ts', source)).toEqual([]);

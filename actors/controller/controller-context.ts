@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ControllerConfig } from '../../schema/controller-config';
+import type { LogFields } from './logs/log-fields';
 import type { SqlStore } from './store/sql-store';
 
 /**
@@ -51,6 +52,6 @@ export interface ControllerContext {
    */
   lease?: ActingGate;
   now(): Date;
-  /** One line for the operator's log (never key material or token secrets). */
-  log(line: string): void;
+  /** One line for the operator's log (never key material or token secrets), info unless `fields` give a level. */
+  log(line: string, fields?: LogFields): void;
 }

@@ -4,6 +4,7 @@ import { parseContract } from '../../../schema/parse';
 import { declarationSubject } from '../../shared/bus/subjects';
 import { envelopeDigest, sealEnvelope } from '../../shared/crypto/envelope';
 import type { ControllerContext } from '../controller-context';
+import { meshTally } from '../metrics/mesh-tally';
 import { NotActing } from '../lease/lease-errors';
 import { busObjects } from './bus-objects';
 import { DeclarationTooLargeForBroker } from './declaration-errors';
@@ -113,7 +114,8 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
       .catch((undo: unknown) => ctx.log(`could not take back the record of node ${node}'s generation ${generation}: ${String(undo)}`));
     throw error;
   }
-  ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`);
+  ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`, { node, generation, epoch, kind: composed.kind });
+  meshTally(ctx).declarationSent(composed.kind);
   return { node, generation, epoch, kind: composed.kind, digest };
 }
 

@@ -1,5 +1,6 @@
 import { fromCallback, fromPromise } from 'xstate';
 import { leaseMachine, type GateParams, type LeaseRenewed, type LeaseTaken } from '../../../machines/lease.machine';
+import type { ControllerLog } from '../logs/log-fields';
 import type { LeaseOperations } from './kv-lease';
 import { LeaseLost } from './lease-errors';
 import type { LeaseGate } from './lease-gate';
@@ -10,7 +11,7 @@ export interface LeaseDeps {
   gate: LeaseGate;
   /** Told once when a renewal was refused: the process must stop acting and exit. */
   onLost(error: LeaseLost): void;
-  log(line: string): void;
+  log: ControllerLog;
 }
 
 /**
@@ -30,7 +31,7 @@ export function leaseLogic(deps: LeaseDeps) {
         try {
           return await deps.lease.renew(input.revision);
         } catch (error) {
-          deps.log(`lease: ${(error as Error)?.message ?? String(error)}`);
+          deps.log(`lease: ${(error as Error)?.message ?? String(error)}`, { level: 'warn' });
           if ((error as { refused?: boolean }).refused !== true) deps.gate.note(`the last renewal failed: ${(error as Error)?.message ?? String(error)}`);
           throw error;
         }
@@ -44,7 +45,7 @@ export function leaseLogic(deps: LeaseDeps) {
     actions: {
       openGate: (_, params: GateParams) => {
         deps.gate.open(params);
-        if (!holding) deps.log(`lease: taken at epoch ${params.epoch}`);
+        if (!holding) deps.log(`lease: taken at epoch ${params.epoch}`, { epoch: params.epoch });
         holding = true;
         lastRival = undefined;
       },
@@ -59,13 +60,13 @@ export function leaseLogic(deps: LeaseDeps) {
       },
       noteForeign: (_, params: { reason: string; epoch: number | null }) => {
         deps.gate.note(params.reason);
-        deps.log(`lease: lost under epoch ${params.epoch ?? 'none'}: ${params.reason}; standing by`);
+        deps.log(`lease: lost under epoch ${params.epoch ?? 'none'}: ${params.reason}; standing by`, { level: 'warn', epoch: params.epoch });
         lastRival = params.reason;
       },
       announceLoss: (_, params: { reason: string; epoch: number | null }) => {
         const error = new LeaseLost(params.epoch, params.reason);
         deps.gate.end('lost', error.message);
-        deps.log(`lease: ${error.message}: ${params.reason}`);
+        deps.log(`lease: ${error.message}: ${params.reason}`, { level: 'error', epoch: params.epoch });
         deps.onLost(error);
       },
     },

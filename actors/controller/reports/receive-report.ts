@@ -2,6 +2,7 @@ import { Report } from '../../../schema/report';
 import type { ControllerContext } from '../controller-context';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { refreshPeers } from '../declarations/send-current';
+import { meshTally } from '../metrics/mesh-tally';
 import type { RecordReportResult } from '../store/reports.repo';
 import { advanceOnReport, type Advance } from './advance-on-report';
 import { recordNodeReport } from './record-node-report';
@@ -28,6 +29,7 @@ export async function receiveReport(ctx: ControllerContext, subject: string, dat
   const at = ctx.now();
   const rejected = async (reason: 'wrong_subject' | 'malformed', detail: string): Promise<ReportReceived> => {
     await countReportRejection(ctx.store, node, reason, at);
+    meshTally(ctx).reportRefused(reason);
     ctx.log(`reports: a report on ${subject} refused (${reason}): ${detail}`);
     return { kind: 'rejected', node, reason, detail };
   };
@@ -49,10 +51,13 @@ export async function receiveReport(ctx: ControllerContext, subject: string, dat
   const outcome = await nodeWorkQueue(ctx).run(node, async () => {
     const recorded = await recordNodeReport(ctx.store, report, at);
     if (!recorded.accepted) {
+      meshTally(ctx).reportRefused(recorded.reason);
       ctx.log(`reports: node ${node}'s report (epoch ${report.epoch}, sequence ${report.sequence}, report ${report.report_sequence}) refused: ${recorded.reason}`);
       return { kind: 'recorded', node, recorded, advance: { kind: 'none' } } as const;
     }
+    meshTally(ctx).reportKept();
     if (report.refused !== undefined) {
+      meshTally(ctx).declarationRefused(report.refused.reason);
       ctx.log(`reports: node ${node} refused a declaration (${report.refused.reason}${report.refused.generation === undefined ? '' : `, generation ${report.refused.generation}`}${report.refused.detail === undefined ? '' : `: ${report.refused.detail}`})`);
     }
     return { kind: 'recorded', node, recorded, advance: await advanceOnReport(ctx, report) } as const;

@@ -8,6 +8,7 @@ import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
 import type { ControllerContext } from '../controller-context';
+import type { ControllerLog } from '../logs/log-fields';
 import type { LeaseIdentity } from '../lease/kv-lease';
 import { LeaseGate } from '../lease/lease-gate';
 import { openStore } from '../store/open-store';
@@ -25,7 +26,7 @@ const DRAIN_TIMEOUT_MS = 5000;
 /** Options of {@link openController}; the defaults are what `mesh-control serve` uses. */
 export interface OpenControllerOptions {
   /** One line per event; standard error with a timestamp unless given. */
-  log?: (line: string) => void;
+  log?: ControllerLog;
   /** The controller's clock; the system clock unless given. */
   now?: () => Date;
   /** Makes the broker read its user list again; SIGHUP to the pid in its pid file unless given. */

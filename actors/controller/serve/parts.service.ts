@@ -35,7 +35,7 @@ export function partsService(group: PartGroup, ctx: ControllerContext, verbs: Ve
           try {
             await part.stop();
           } catch (error) {
-            ctx.log(`${name}: did not stop cleanly: ${(error as Error)?.message ?? String(error)}`);
+            ctx.log(`${name}: did not stop cleanly: ${(error as Error)?.message ?? String(error)}`, { level: 'warn' });
           }
         }
       };

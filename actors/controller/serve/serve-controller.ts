@@ -15,8 +15,12 @@ import { DoctorBoard } from '../doctor/doctor-board';
 import type { DoctorProbe } from '../doctor/doctor-probe';
 import { doctorPart } from '../doctor/doctor.part';
 import { servingProbes } from '../doctor/serving-probes';
+import type { ControllerLog } from '../logs/log-fields';
+import type { ControllerMetricsDeps } from '../metrics/controller-metrics';
+import type { MetricsListen } from '../metrics/metrics-listen';
+import { meshTally, type MeshTally } from '../metrics/mesh-tally';
 import { nodesPartFor } from '../nodes/nodes.part';
-import { KvLease } from '../lease/kv-lease';
+import { KvLease, type LeaseOperations } from '../lease/kv-lease';
 import { openLeaseBucket } from '../lease/lease-bucket';
 import type { LeaseLost } from '../lease/lease-errors';
 import type { LeaseGate } from '../lease/lease-gate';
@@ -86,6 +90,12 @@ export interface ServeControllerOptions extends OpenControllerOptions {
    * drive one slot of the real tree (model-tests/supervisor-controller-tree.model.test.ts).
    */
   extraChildren?: readonly ChildSpec[];
+  /**
+   * The Prometheus endpoint, a `metrics` child answering GET /metrics on `listen`; none unless
+   * given (`mesh-control serve --metrics-listen`). `processMetrics: false` leaves out the
+   * process's own (memory, event loop).
+   */
+  metrics?: { listen: MetricsListen; processMetrics?: boolean };
 }
 
 /** A controller serving: its context, verbs, lease and tree, and how to stop it. */
@@ -130,6 +140,7 @@ export interface ServingController {
  * ├─ bus           the broker connection (fails when it closed for good)
  * ├─ store         the store answering (checked every 30 s)
  * ├─ lease         the lease machine: take, renew, give back
+ * ├─ metrics       GET /metrics for Prometheus, with --metrics-listen only (needs no lease)
  * ├─ broker        the broker's user list, brought in line with the store on taking the lease
  * ├─ reports       the report receiver
  * ├─ heartbeats    the heartbeat tracker, and the presence watch (silent nodes shown disconnected)
@@ -141,7 +152,7 @@ export interface ServingController {
  * ```
  *
  * Everything below `lease` acts, so it starts once this controller holds the lease; a standby
- * runs bus, store and lease only, and answers nothing. A child that fails is restarted after a
+ * runs bus, store, lease (and metrics) only, and answers nothing. A child that fails is restarted after a
  * backoff; one failing more than three times a minute makes the root give up: every child is
  * stopped, the lease given back, and `ended` settles with the child's name and last error. A
  * refused renewal settles `ended` with LeaseLost.
@@ -206,7 +217,18 @@ export async function serveController(dir: string, options: ServeControllerOptio
       }]
       : []),
   ];
+  const tally = meshTally(ctx);
   const services: ControllerService[] = [
+    // First, so it is stopped last: the scrape that sees the controller stop is worth having.
+    ...(options.metrics === undefined
+      ? []
+      : [metricsChild(options.metrics.listen, {
+        store: ctx.store,
+        lease: gate,
+        tally,
+        repairs: () => busObjects(ctx).repairs.counts(),
+        ...(options.metrics.processMetrics === undefined ? {} : { processMetrics: options.metrics.processMetrics }),
+      }, ctx.log)]),
     brokerUsersService(brokerUsers),
     ...groups.map((group) => partsService(group, ctx, verbs, ledger)),
     controlService({
@@ -219,7 +241,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
       onActed: (verb) => board.want(`the verb ${verb}`),
       onServing: (served) => {
-        ctx.log(`serving: epoch ${gate.epoch()}, store ${ctx.store.kind}, broker ${options.brokerUrl ?? ctx.config.broker.url}; tree: ${tree().children.map((child) => child.id).join(', ')}; verbs: ${served.join(', ')}`);
+        ctx.log(`serving: epoch ${gate.epoch()}, store ${ctx.store.kind}, broker ${options.brokerUrl ?? ctx.config.broker.url}; tree: ${tree().children.map((child) => child.id).join(', ')}; verbs: ${served.join(', ')}`, { epoch: gate.epoch(), store: ctx.store.kind });
       },
     }),
   ];
@@ -237,9 +259,9 @@ export async function serveController(dir: string, options: ServeControllerOptio
       const revision = gate.heldRevision();
       gate.end(giveBack ? 'stopped' : 'lost', error.message);
       await ledger.settled();
-      if (giveBack && revision !== null) await kvLease.release(revision).catch((failure: unknown) => ctx.log(`lease: could not be given back: ${(failure as Error)?.message ?? String(failure)}`));
+      if (giveBack && revision !== null) await kvLease.release(revision).catch((failure: unknown) => ctx.log(`lease: could not be given back: ${(failure as Error)?.message ?? String(failure)}`, { level: 'warn' }));
       await opened.close();
-      ctx.log(`stopped: ${error.message}${error.value === undefined ? '' : `: ${error.value}`}`);
+      ctx.log(`stopped: ${error.message}${error.value === undefined ? '' : `: ${error.value}`}`, { level: 'error', condition: error.name });
       resolveEnded(error);
     })());
   const serviceIds = services.map((service) => service.id);
@@ -261,7 +283,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       children: [
         childOf(busService(ctx.nc, options.brokerUrl ?? ctx.config.broker.url)),
         childOf(storeService(ctx.store, options.storeCheckEveryMs)),
-        { id: 'lease', logic: leaseLogic({ lease: kvLease, gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
+        { id: 'lease', logic: leaseLogic({ lease: countingRenewals(kvLease, tally), gate, onLost, log: ctx.log }), restart: 'transient', input: { timings } },
         ...services.map(childOf),
         ...(options.extraChildren ?? []),
       ],
@@ -271,7 +293,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
       clock: options.clock ?? SYSTEM_CLOCK,
       onEscalate: (given) => {
         escalation = given;
-        ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`);
+        ctx.log(`supervision: ${given.message}: ${given.value ?? ''}`, { level: 'error' });
       },
       exit: (_code, text) => {
         void finish(escalation ?? new SupervisionTreeBroke(text), true);
@@ -313,6 +335,39 @@ export async function serveController(dir: string, options: ServeControllerOptio
   if (typeof outcome === 'object') throw outcome.error;
   if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`);
   return serving;
+}
+
+/**
+ * The `metrics` child over the controller's registry. prom-client and the HTTP server are loaded
+ * here, only when metrics are asked for: every mesh-control verb loads this file.
+ */
+function metricsChild(listen: MetricsListen, deps: ControllerMetricsDeps, log: ControllerLog): ControllerService {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { controllerMetrics } = require('../metrics/controller-metrics') as typeof import('../metrics/controller-metrics');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { metricsService } = require('../metrics/metrics.service') as typeof import('../metrics/metrics.service');
+  return metricsService(listen, controllerMetrics(deps), log);
+}
+
+/** `lease` with each renewal's outcome counted for the metrics; the rest passed through as it is. */
+function countingRenewals(lease: KvLease, tally: MeshTally): LeaseOperations {
+  return {
+    take: (signal) => lease.take(signal),
+    renew: (revision) =>
+      lease.renew(revision).then(
+        (renewed) => {
+          tally.leaseRenewal(true);
+          return renewed;
+        },
+        (error: unknown) => {
+          tally.leaseRenewal(false);
+          throw error;
+        },
+      ),
+    release: (revision) => lease.release(revision),
+    watchFreed: (onFreed) => lease.watchFreed(onFreed),
+    current: () => lease.current(),
+  };
 }
 
 /** Asks the lease machine to give the lease back, and waits (at most `waitMs`) until it has. */

@@ -1,3 +1,5 @@
+import type { ControllerLog } from '../logs/log-fields';
+
 /**
  * One service of the serving controller, run as one child of its supervision tree: the bus
  * watch, the store watch, the broker's user list, a group of parts, status, control calls.
@@ -136,11 +138,11 @@ export class ServiceLedger {
   }
 
   /** Stops the running incarnations of `ids`, one after the other, in that order. */
-  async stopInOrder(ids: readonly string[], log: (line: string) => void): Promise<void> {
+  async stopInOrder(ids: readonly string[], log: ControllerLog): Promise<void> {
     for (const id of ids) {
       const incarnation = this.#current.get(id);
       if (incarnation === undefined) continue;
-      await this.#stop(id, incarnation).catch((error: unknown) => log(`${id}: did not stop cleanly: ${(error as Error)?.message ?? String(error)}`));
+      await this.#stop(id, incarnation).catch((error: unknown) => log(`${id}: did not stop cleanly: ${(error as Error)?.message ?? String(error)}`, { level: 'warn', child: id }));
     }
   }
 
