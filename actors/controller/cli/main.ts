@@ -3,6 +3,7 @@ import { runningVersion } from '../../shared/version';
 import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
+import { ConditionsCommand, ConditionsHistoryCommand, ConditionsShowCommand, ConditionsSilenceCommand } from './conditions.command';
 import { DoctorCommand } from './doctor.command';
 import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
@@ -25,6 +26,7 @@ export function controlCli(): Cli {
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
   for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand]) cli.register(command);
+  for (const command of [ConditionsCommand, ConditionsShowCommand, ConditionsSilenceCommand, ConditionsHistoryCommand]) cli.register(command);
   for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
   return cli;
 }
