@@ -50,7 +50,9 @@ describe('the condition store', () => {
     broker = await startTestBroker();
     nc = await broker.connectAsController();
     other = await broker.connectAsController();
-    subscription = nc.subscribe(`${CONTROLLER_EVENT_ROOT}.>`, { callback: (_error, message) => events.push(ConditionEvent.parse(message.json())) });
+    subscription = nc.subscribe(`${CONTROLLER_EVENT_ROOT}.>`, { callback: (_error, message) => {
+      events.push(ConditionEvent.parse(message.json()));
+    } });
   }, 60_000);
 
   afterAll(async () => {
@@ -168,6 +170,24 @@ describe('the condition store', () => {
     heard = async () => [{ name: 'garage', kind: 'resident', heardAt: at(101) }];
     expect((await watchOnce(SIGNALS, view, store, WATCHDOG_SETTINGS, at(102))).cleared.sort()).toEqual(['heartbeat-silent.garage', 'probe-failed.heartbeat-silent']);
   });
+
+  test('a controller just started keeps the conditions its rows cannot judge yet, instead of clearing them', async () => {
+    const { store } = await world();
+    const view: WatchdogView = {
+      heardNodes: async () => [{ name: 'loft', kind: 'resident', heardAt: at(0) }],
+      unreportedSends: async () => [],
+      runningCalls: async () => [],
+      doctorLast: async () => undefined,
+      eventLoopHeldMs: async () => 0,
+      watchingSince: () => at(100),
+    };
+    // Raised by the controller before the restart: the heartbeat row and a doctor's probe.
+    await store.raise(finding('loft'), at(5));
+    await store.raise({ id: 'doctor-failing.lease', kind: 'doctor-failing', signal: 'S10', subject: 'lease', severity: 'urgent', detail: 'not renewed', show: 'mesh-control doctor' }, at(5));
+    const early = await watchOnce(SIGNALS, view, store, WATCHDOG_SETTINGS, new Date(at(100).getTime() + 1_000));
+    expect(early.cleared).toEqual([]);
+    expect((await store.open(at(100))).map((condition) => condition.id).sort()).toEqual(['doctor-failing.lease', 'heartbeat-silent.loft']);
+  });
 });
 
 describe('the transitions while the bus is away', () => {
@@ -192,7 +212,9 @@ describe('the transitions while the bus is away', () => {
     const buckets = await openConditionBuckets(nc, { conditions: 'away-conditions', history: 'away-history' });
     const direct = await broker.connectAsController();
     const seen: string[] = [];
-    const subscription = direct.subscribe(`${CONTROLLER_EVENT_ROOT}.>`, { callback: (_error, message) => seen.push(`${message.json<ConditionEvent>().event} ${message.json<ConditionEvent>().id}`) });
+    const subscription = direct.subscribe(`${CONTROLLER_EVENT_ROOT}.>`, { callback: (_error, message) => {
+      seen.push(`${message.json<ConditionEvent>().event} ${message.json<ConditionEvent>().id}`);
+    } });
     await direct.flush();
     const logs: string[] = [];
     const outbox = new ConditionOutbox({ nc, history: buckets.history.kv, log: (line) => logs.push(line), confirmWithinMs: 500 });

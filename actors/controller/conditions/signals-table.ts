@@ -21,6 +21,13 @@ export interface SignalRow {
   /** The bound past which it is raised, for a person. */
   bound(settings: WatchdogSettings): string;
   look(view: WatchdogView, now: Date, settings: WatchdogSettings): Promise<Finding[]>;
+  /**
+   * Whether a condition's absence from `look` is evidence that it no longer holds; true unless
+   * given. False while the row cannot yet tell (a controller just started has not watched a
+   * node's silence for a whole bound, the doctor has not run yet): its open conditions, perhaps
+   * raised by the controller before a restart, are then kept, not cleared.
+   */
+  canClear?(view: WatchdogView, now: Date, settings: WatchdogSettings): Promise<boolean>;
 }
 
 function finding(row: Pick<SignalRow, 'signal' | 'kind'>, subject: string, severity: ConditionSeverity, detail: string, show: string): Finding {
@@ -33,6 +40,7 @@ const heartbeat: SignalRow = {
   kind: 'heartbeat-silent',
   watches: 'every resident node\'s heartbeats (episodic hosts excepted)',
   bound: (settings) => `3 heartbeat periods of a resident host (${formatSpan(silenceBoundMs('resident', settings.periods))})`,
+  canClear: async (view, now, settings) => now.getTime() - view.watchingSince().getTime() > silenceBoundMs('resident', settings.periods),
   look: async (view, now, settings) => {
     const since = view.watchingSince().getTime();
     return (await view.heardNodes())
@@ -88,6 +96,7 @@ const doctor: SignalRow = {
   kind: 'doctor-failing',
   watches: 'the doctor\'s last run: each probe, and that it ran',
   bound: (settings) => `a probe not passing in the last run; no run for ${formatSpan(3 * settings.doctorEveryMs)}`,
+  canClear: async (view) => (await view.doctorLast()) !== undefined,
   look: async (view, now, settings) => {
     const last = await view.doctorLast();
     const since = last === undefined ? view.watchingSince().getTime() : Date.parse(last.at);

@@ -17,7 +17,8 @@ export interface WatchOutcome {
  * One look of the watchdog over every row: raises what each row finds, clears the open
  * conditions of its kind it no longer finds, and for a row that cannot see raises
  * `probe-failed.<kind>` and clears nothing of that row (what it cannot see may still hold).
- * `probe-failed.<kind>` is cleared once the row sees again. Then forgets conditions cleared more
+ * `probe-failed.<kind>` is cleared once the row sees again. A row that cannot yet tell
+ * (SignalRow.canClear) raises but clears nothing. Then forgets conditions cleared more
  * than ten minutes ago.
  */
 export async function watchOnce(rows: readonly SignalRow[], view: WatchdogView, store: ConditionStore, settings: WatchdogSettings, now: Date): Promise<WatchOutcome> {
@@ -42,6 +43,7 @@ export async function watchOnce(rows: readonly SignalRow[], view: WatchdogView, 
     if (kept.some((condition) => condition.id === blindId && condition.state === 'open')) note(blindId, await store.clear(blindId, now, `the row ${row.signal} sees again`));
     const ids = new Set(found.map((item) => item.id));
     for (const item of found) note(item.id, await store.raise(item, now));
+    if (row.canClear !== undefined && !(await row.canClear(view, now, settings))) continue;
     const gone = kept.filter((condition: Condition) => condition.kind === row.kind && condition.state === 'open' && !ids.has(condition.id));
     for (const condition of gone) note(condition.id, await store.clear(condition.id, now, `no longer seen by ${row.signal}`));
   }
