@@ -115,8 +115,8 @@ describe('composeStatus', () => {
       expect(lines[3]).toMatch(/^ {2}WARNING call-hung\.a: .*silenced until \S+ by ana@desk: known/);
     });
 
-    test('with none open but a problem (the lease not held), says not all well and points at the problems', async () => {
-      const notActing = await composeStatus({ ...sources(async () => null, new LeaseGate()), conditions: async () => [] });
+    test('with none open but a problem (a lease key no controller wrote), says not all well and points at the problems', async () => {
+      const notActing = await composeStatus({ ...sources(async () => ({ holder: null, revision: 7 }), gate()), conditions: async () => [] });
       expect(notActing.problems).toContainEqual(expect.objectContaining({ kind: 'lease' }));
       expect(notActing.all_well).toBe(false);
       const text = formatStatus(notActing, now);
