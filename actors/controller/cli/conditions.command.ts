@@ -2,6 +2,8 @@ import os from 'node:os';
 import { Command, Option } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { OperatorError } from '../../shared/operator-error';
+import { SilenceWhyMissing } from '../conditions/condition-errors';
+import { parseSilenceFor } from '../conditions/parse-silence-for';
 import { callController } from '../control/call-controller';
 import { ControllerCommand } from './controller-command';
 
@@ -67,6 +69,9 @@ export class ConditionsSilenceCommand extends ControllerCommand {
   why = Option.String('--why', { required: true, description: 'Why it may be left (kept with the silence)' });
 
   async run(): Promise<CommandResult> {
+    // Refused here before the bus is asked; the controller checks again whatever it is sent.
+    parseSilenceFor(this.for);
+    if (this.why.trim() === '') throw new SilenceWhyMissing();
     const by = `${os.userInfo().username}@${os.hostname()}`;
     const answer = await callController(this.meshDir(), 'conditions.silence', { id: this.id, for: this.for, why: this.why, by });
     return { text: answer.text, json: answer.result };

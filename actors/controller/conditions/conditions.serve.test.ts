@@ -141,6 +141,9 @@ describe('conditions raised by the serving controller\'s watchdog', () => {
     expect(noWhy.stderr).toContain('a silence must say why');
     const unknown = await runCommand(ConditionsSilenceCommand, ['conditions', 'silence', 'heartbeat-silent.nobody', '--for', '2h', '--why', 'x', '--dir', suite.mesh.dir]);
     expect(unknown.stderr).toMatch(/no condition with this id.*"heartbeat-silent\.nobody"/);
+    // A caller past the CLI is refused by the controller itself, whole.
+    await expect(callController(suite.mesh.dir, 'conditions.silence', { id: ID, for: '8d', why: 'x', by: 'mallory@elsewhere' })).rejects.toMatchObject({ condition: 'SilenceDurationInvalid', value: '8d' });
+    await expect(callController(suite.mesh.dir, 'conditions.silence', { id: ID, for: '2h', why: '', by: 'mallory@elsewhere' })).rejects.toMatchObject({ condition: 'SilenceWhyMissing' });
     expect((await kitchenCondition())?.silence).toBeNull();
 
     const silenced = await runCommand(ConditionsSilenceCommand, ['conditions', 'silence', ID, '--for', '2h', '--why', 'power supply replaced tomorrow', '--dir', suite.mesh.dir]);
