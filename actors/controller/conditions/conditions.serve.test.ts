@@ -1,6 +1,9 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { DECLARATION_STREAM } from '../../shared/bus/subjects';
 import type { Condition, ConditionEvent } from '../../../schema/condition';
 import type { ControllerStatus } from '../../../schema/controller-status';
+import type { DoctorReport } from '../../../schema/doctor';
 import type { Profile } from '../../../schema/profile';
 import type { HostKind } from '../../../schema/resource';
 import { startHeartbeats, type Heartbeats } from '../../host/link/heartbeat-sender';
@@ -173,5 +176,20 @@ describe('conditions raised by the serving controller\'s watchdog', () => {
     // Never cleared meanwhile (a clearing and reopening would have counted it up).
     expect(await kitchenCondition()).toMatchObject({ state: 'open', count: before?.count, silence: before?.silence });
     await eventually('status after the restart says it silenced', () => (current().status.latest()?.conditions?.silenced ?? 0) === 1, WAIT);
+  }, 90_000);
+
+  test('a doctor\'s probe that fails (the declaration stream deleted) is raised urgent, and leads status before the silenced one', async () => {
+    // A careless operator deletes the declaration stream by hand; the read-back (every five
+    // minutes) has not put it back yet when the doctor looks.
+    await (await jetstreamManager(current().ctx.nc)).streams.delete(DECLARATION_STREAM);
+    const report = (await callController(suite.mesh.dir, 'doctor', {}, { timeoutMs: 60_000 })).result as DoctorReport;
+    const failing = report.probes.filter((probe) => probe.verdict === 'fail').map((probe) => `doctor-failing.${probe.probe}`);
+    expect(failing).toContain('doctor-failing.declaration-stream');
+    await eventually('the failing probes are raised', async () => failing.every((id) => (current().status.latest()?.conditions?.list ?? []).some((condition) => condition.id === id)), WAIT);
+    const list = (await open()).map((condition) => [condition.id, condition.severity]);
+    expect(list.slice(0, failing.length).map(([id]) => id).sort()).toEqual([...failing].sort());
+    expect(list.slice(0, failing.length).every(([, severity]) => severity === 'urgent')).toBe(true);
+    const status = await runCommand(StatusCommand, ['status', '--dir', suite.mesh.dir]);
+    expect(status.stdout).toMatch(new RegExp(`^NOT WELL: \\d+ conditions open \\(${failing.length} urgent, 1 silenced\\):\n {2}URGENT doctor-failing\\.`));
   }, 90_000);
 });
