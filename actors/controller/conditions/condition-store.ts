@@ -141,10 +141,14 @@ export class ConditionStore {
     return written;
   }
 
-  /** Removes the keys of conditions cleared more than ten minutes ago: past that, a raising is a new condition. */
-  async sweep(now: Date): Promise<string[]> {
+  /**
+   * Removes the keys of conditions cleared more than ten minutes ago: past that, a raising is a
+   * new condition. `read` is a listing just made (all()), to spare reading every key again; each
+   * removal still checks the key afresh.
+   */
+  async sweep(now: Date, read?: readonly Condition[]): Promise<string[]> {
     const removed: string[] = [];
-    for (const condition of await this.all()) {
+    for (const condition of read ?? (await this.all())) {
       if (condition.state !== 'cleared' || condition.cleared_at === null || now.getTime() - Date.parse(condition.cleared_at) <= REOPEN_WITHIN_MS) continue;
       await this.#change(condition.id, `forget ${condition.id}`, (current) =>
         current !== null && current.state === 'cleared' && current.cleared_at !== null && now.getTime() - Date.parse(current.cleared_at) > REOPEN_WITHIN_MS ? { remove: true } : null,

@@ -42,11 +42,16 @@ export async function watchOnce(rows: readonly SignalRow[], view: WatchdogView, 
     }
     if (kept.some((condition) => condition.id === blindId && condition.state === 'open')) note(blindId, await store.clear(blindId, now, `the row ${row.signal} sees again`));
     const ids = new Set(found.map((item) => item.id));
-    for (const item of found) note(item.id, await store.raise(item, now));
+    for (const item of found) {
+      // Unchanged since this look began: nothing to write, and no read per finding.
+      const same = kept.find((condition) => condition.id === item.id);
+      if (same !== undefined && same.state === 'open' && same.detail === item.detail && same.severity === item.severity && same.show === item.show) continue;
+      note(item.id, await store.raise(item, now));
+    }
     if (row.canClear !== undefined && !(await row.canClear(view, now, settings))) continue;
     const gone = kept.filter((condition: Condition) => condition.kind === row.kind && condition.state === 'open' && !ids.has(condition.id));
     for (const condition of gone) note(condition.id, await store.clear(condition.id, now, `no longer seen by ${row.signal}`));
   }
-  await store.sweep(now);
+  await store.sweep(now, kept);
   return outcome;
 }
