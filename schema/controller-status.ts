@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { Condition } from './condition';
 import { DoctorSummary } from './doctor';
 import { Count, IsoTime } from './primitives';
 import { HostKind } from './resource';
@@ -98,6 +99,23 @@ export const ControllerStatus = z.strictObject({
   doctor: DoctorSummary.nullable().optional(),
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
+  /**
+   * The open conditions of the condition store, urgent first, silenced after the unsilenced
+   * (each with its silence): how many, how many urgent and silenced, and `unreadable` saying why
+   * when the store could not be read (then `list` is empty and nothing is well). Absent from a
+   * status composed without them.
+   */
+  conditions: z
+    .strictObject({
+      open: Count,
+      urgent: Count,
+      silenced: Count,
+      list: z.array(Condition),
+      unreadable: z.string().nullable(),
+    })
+    .optional(),
+  /** True only when the conditions were read and none is open, and no problem is open. */
+  all_well: z.boolean().optional(),
 });
 /** See {@link ControllerStatus}. */
 export type ControllerStatus = z.infer<typeof ControllerStatus>;

@@ -13,6 +13,8 @@ import {
   nodeInboxPrefix,
   reportSubject,
 } from '../../shared/bus/subjects';
+import { CONDITION_HISTORY_BUCKET, CONDITIONS_BUCKET, openConditionBuckets, type ConditionBuckets } from '../conditions/condition-buckets';
+import { CONTROLLER_EVENT_ROOT, conditionEventSubject } from '../conditions/condition-subjects';
 import { useTestController, type TestMachine, type TestToken } from '../enrolment/testing/test-controller';
 import { KvLease } from '../lease/kv-lease';
 import { LEASE_BUCKET, LEASE_KEY, openLeaseBucket } from '../lease/lease-bucket';
@@ -40,7 +42,20 @@ const TARGETS = [
   `$JS.API.STREAM.DELETE.${DECLARATION_STREAM}`,
   `$JS.API.CONSUMER.DELETE.${DECLARATION_STREAM}.${declarationConsumer(VICTIM)}`,
   `$KV.${LEASE_BUCKET}.${LEASE_KEY}`,
+  `$KV.${CONDITIONS_BUCKET}.heartbeat-silent.${VICTIM}`,
+  `$KV.${CONDITIONS_BUCKET}.heartbeat-silent.${ATTACKER}`,
+  `$KV.${CONDITION_HISTORY_BUCKET}.heartbeat-silent.${VICTIM}.000000000-00000000`,
+  `$JS.API.STREAM.PURGE.KV_${CONDITIONS_BUCKET}`,
+  `$JS.API.STREAM.DELETE.KV_${CONDITION_HISTORY_BUCKET}`,
+  conditionEventSubject('condition-cleared'),
 ];
+
+/** A condition about the victim, as the watchdog would keep it: what an attacker would like to clear or silence. */
+const VICTIM_CONDITION = {
+  id: `heartbeat-silent.${VICTIM}`, kind: 'heartbeat-silent', signal: 'S1', subject: VICTIM, severity: 'warning', state: 'open',
+  detail: `node ${VICTIM} has sent no heartbeat`, show: `mesh-control nodes ${VICTIM}`, raised_at: '2026-11-02T10:00:00.000Z',
+  changed_at: '2026-11-02T10:00:00.000Z', cleared_at: null, count: 1, epoch: 1, silence: null,
+};
 
 describe('an enrolled node and a token holder attacking the bus', () => {
   const t = useTestController('postgres');
@@ -50,6 +65,7 @@ describe('an enrolled node and a token holder attacking the bus', () => {
   let lease: KvLease;
   let bucket: KvBucket;
   let leaseRevision: number;
+  let conditions: ConditionBuckets;
 
   beforeAll(async () => {
     victimMachine = t.machine(VICTIM);
@@ -64,6 +80,9 @@ describe('an enrolled node and a token holder attacking the bus', () => {
     bucket = await openLeaseBucket(t.ctx.nc, { ttlMs: 600_000 });
     lease = new KvLease({ bucket, store: t.ctx.store, identity: { controller: 'bus-attacks:1', instance: 'a1b2c3d4e5f60718' }, timings: { ttlMs: 600_000, marginMs: 3_000 } });
     leaseRevision = (await lease.take(new AbortController().signal)).revision;
+    conditions = await openConditionBuckets(t.ctx.nc);
+    await conditions.conditions.kv.put(VICTIM_CONDITION.id, JSON.stringify(VICTIM_CONDITION));
+    await conditions.history.kv.put(`${VICTIM_CONDITION.id}.000000000-00000001`, JSON.stringify({ ...VICTIM_CONDITION, event: 'condition-raised', at: VICTIM_CONDITION.raised_at, change: 'raised', why: null }));
   }, 60_000);
 
   /** Everything an attack could change: stream, every consumer, the victim's slot, the lease, the counts. */
@@ -87,7 +106,18 @@ describe('an enrolled node and a token holder attacking the bus', () => {
     // A value JetStream wrote there (a status with headers) reads back as an error.
     const key = await bucket.kv.get(LEASE_KEY).catch((error: unknown) => `lease key unreadable: ${String(error)}`);
     const counts = (await reportRefusalCounts(t.ctx.store)).filter((row) => row.node !== ATTACKER).map((row) => `${row.node} ${row.reason} ${row.count}`);
+    const kept = async (bucket: KvBucket): Promise<unknown> => {
+      const entries: unknown[] = [];
+      for await (const key of await bucket.kv.keys()) {
+        const entry = await bucket.kv.get(key).catch((error: unknown) => `unreadable: ${String(error)}`);
+        entries.push(entry === null || typeof entry === 'string' ? [key, entry] : [key, entry.revision, entry.operation, entry.string()]);
+      }
+      const info = await bucket.jsm.streams.info(bucket.stream).catch((error: unknown) => `stream gone: ${String(error)}`);
+      return { entries: entries.sort(), messages: typeof info === 'string' ? info : info.state.messages };
+    };
     return {
+      conditions: await kept(conditions.conditions),
+      conditionHistory: await kept(conditions.history),
       stream: typeof stream === 'string' ? stream : { messages: stream.state.messages, last_seq: stream.state.last_seq, subjects: stream.config.subjects },
       consumers: consumers.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
       slot,
@@ -162,6 +192,43 @@ describe('an enrolled node and a token holder attacking the bus', () => {
     }
     await afterTheAttack();
     expect(await bus()).toEqual(before);
+  });
+
+  test('cannot read the conditions, their history or the controller\'s events, whether it subscribes or asks JetStream', async () => {
+    const heard: string[] = [];
+    const listen = (subject: string): void => {
+      try {
+        attacker.subscribe(subject, {
+          callback: (error, message) => {
+            if (error === null) heard.push(`${subject}: ${message.subject}`);
+          },
+        });
+      } catch {
+        // Refused at once: nothing to hear.
+      }
+    };
+    for (const subject of [`${CONTROLLER_EVENT_ROOT}.>`, `$KV.${CONDITIONS_BUCKET}.>`, `$KV.${CONDITION_HISTORY_BUCKET}.>`, '>']) listen(subject);
+    const asked: string[] = [];
+    for (const subject of [
+      `${NODE_JS_API_PREFIX}.DIRECT.GET.KV_${CONDITIONS_BUCKET}.$KV.${CONDITIONS_BUCKET}.${VICTIM_CONDITION.id}`,
+      `${NODE_JS_API_PREFIX}.STREAM.MSG.GET.KV_${CONDITIONS_BUCKET}`,
+      `${NODE_JS_API_PREFIX}.CONSUMER.CREATE.KV_${CONDITION_HISTORY_BUCKET}`,
+      `$JS.API.DIRECT.GET.KV_${CONDITIONS_BUCKET}.$KV.${CONDITIONS_BUCKET}.${VICTIM_CONDITION.id}`,
+      `$JS.API.STREAM.MSG.GET.KV_${CONDITIONS_BUCKET}`,
+    ]) {
+      const answer = await attacker.request(subject, JSON.stringify({ last_by_subj: `$KV.${CONDITIONS_BUCKET}.${VICTIM_CONDITION.id}` }), { timeout: 1_500 }).then(
+        (message) => message.string(),
+        () => null,
+      );
+      if (answer !== null && answer.includes(VICTIM)) asked.push(`${subject}: ${answer}`);
+    }
+    // The controller says an event and changes the condition while the attacker listens.
+    t.ctx.nc.publish(conditionEventSubject('condition-changed'), JSON.stringify({ ...VICTIM_CONDITION, event: 'condition-changed' }));
+    await conditions.conditions.kv.put(VICTIM_CONDITION.id, JSON.stringify(VICTIM_CONDITION));
+    await t.ctx.nc.flush();
+    await afterTheAttack();
+    expect(heard).toEqual([]);
+    expect(asked).toEqual([]);
   });
 
   test('the controller still holds its lease after all of it: the key is its own and renews at its revision', async () => {

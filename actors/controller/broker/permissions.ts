@@ -24,8 +24,9 @@ export interface SubjectPermissions {
 }
 
 /**
- * The controller, in the controller's account with JetStream: the mesh's own subjects, the
- * JetStream and KV APIs (streams, consumers, acks, flow control, the lease bucket), its own
+ * The controller, in the controller's account with JetStream: the mesh's own subjects (its
+ * events under `mesh.controller.event.>` among them), the JetStream and KV APIs (streams,
+ * consumers, acks, flow control, the lease, calls, conditions and condition-history buckets), its own
  * `_INBOX.` replies, the operator's CLI's `_INBOX_operator.` replies (the CLI is a user of the
  * same account), and `_R_.>`, the replies nats-server maps back to a requester in another
  * account (a node, an enrolling host).

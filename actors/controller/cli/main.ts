@@ -9,6 +9,7 @@ import { runningVersion } from '../../shared/version';
 import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
+import { ConditionsCommand, ConditionsHistoryCommand, ConditionsShowCommand, ConditionsSilenceCommand } from './conditions.command';
 import { DoctorCommand } from './doctor.command';
 import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
@@ -37,6 +38,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
   const verbs: CommandClass[] = [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand];
+  verbs.push(ConditionsCommand, ConditionsShowCommand, ConditionsSilenceCommand, ConditionsHistoryCommand);
   verbs.push(ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));

@@ -66,7 +66,7 @@ describe('the serving controller\'s tree', () => {
     const answer = await callController(suite.mesh.dir, 'tree', {});
     const tree = answer.result as SupervisionTreeNode;
     expect(tree).toMatchObject({ id: 'controller', state: 'supervising' });
-    expect(tree.children.map((child) => child.id)).toEqual(['bus', 'store', 'lease', 'broker', 'reports', 'heartbeats', 'enrolment', 'declarations', 'plans', 'status', 'doctor', 'control']);
+    expect(tree.children.map((child) => child.id)).toEqual(['bus', 'store', 'lease', 'broker', 'reports', 'heartbeats', 'enrolment', 'declarations', 'plans', 'status', 'doctor', 'watchdog', 'control']);
     expect(tree.children.every((child) => child.state === 'running')).toBe(true);
     expect(childOf(tree, 'lease').child_state).toMatch(/^holding\./);
     expect(childOf(tree, 'control').child_state).toBe('running');
@@ -106,7 +106,8 @@ describe('the serving controller\'s tree', () => {
     expect(status.lease).toMatchObject({ state: 'acting', epoch: serving.lease.epoch(), epoch_floor: serving.lease.epoch() });
     expect(status.lease.holder).toMatch(/:\d+$/);
     expect(status.nodes.by_state.enrolled).toBeGreaterThanOrEqual(2);
-    expect(answer.text).toMatch(/^composed \S+ \((just now|\d+ s ago)\) in \d+ ms by /);
+    // Status leads with the open conditions (or "all well"), then says when it was composed.
+    expect(answer.text).toMatch(/^(all well|no condition open|NOT WELL)[^\n]*(\n {2}[^\n]*)*\ncomposed \S+ \((just now|\d+ s ago)\) in \d+ ms by /);
     expect(answer.text).toMatch(/\nrefused reports: \d+ \(\d+ older\): .*shelf older 2/);
   });
 

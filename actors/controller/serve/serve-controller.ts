@@ -25,10 +25,18 @@ import { openLeaseBucket } from '../lease/lease-bucket';
 import type { LeaseLost } from '../lease/lease-errors';
 import type { LeaseGate } from '../lease/lease-gate';
 import { leaseLogic } from '../lease/lease.actor';
+import { ConditionOutbox } from '../conditions/condition-outbox';
+import { openConditionBuckets, type ConditionBucketNames, type ConditionBuckets } from '../conditions/condition-buckets';
+import { ConditionStore } from '../conditions/condition-store';
+import { conditionsPart } from '../conditions/conditions.part';
+import type { OnSilenceMade } from '../conditions/silence-made';
+import { watchdogPart } from '../conditions/watchdog.part';
+import { WATCHDOG_SETTINGS, type WatchdogSettings } from '../conditions/watchdog-settings';
 import { StatusBoard } from '../status/status-board';
 import { statusPart } from '../status/status.part';
 import { brokerUsersService } from './broker-users.service';
 import { busService } from './bus.service';
+import type { KvBucket } from './ensure-kv-bucket';
 import type { ControllerPart } from './controller-parts';
 import { controlService } from './control.service';
 import { openController, type OpenControllerOptions } from './open-controller';
@@ -81,6 +89,12 @@ export interface ServeControllerOptions extends OpenControllerOptions {
    * and with `parts` only when this is given.
    */
   doctor?: { everyMs?: number; boundMs?: number; firstAfterMs?: number; probes?: (ctx: ControllerContext, serving: readonly DoctorProbe[]) => DoctorProbe[] };
+  /**
+   * The condition store and the watchdog's child: the buckets (production's unless given), how
+   * often the watchdog looks (30 s), its bounds, and where a silence is handed on once made.
+   * The watchdog runs with the controller's own parts, and with `parts` only when this is given.
+   */
+  conditions?: { buckets?: ConditionBucketNames; watchdogEveryMs?: number; settings?: Partial<WatchdogSettings>; onSilenceMade?: OnSilenceMade };
   /** How long an acting verb may run before its caller is answered "running" (10 s). */
   answerWithinMs?: number;
   /** The actor system's clock: the process's timers unless given; model tests pass a SimulatedClock. */
@@ -148,6 +162,7 @@ export interface ServingController {
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
  * ├─ status        the status composer (status, nodes)
  * ├─ doctor        the doctor's probes every five minutes (doctor)
+ * ├─ watchdog      the signals table every 30 s, raising and clearing conditions (conditions)
  * └─ control       control calls, kept as calls (tree, calls)
  * ```
  *
@@ -166,10 +181,14 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const timings: LeaseTimings = { ...LEASE_TIMINGS, ...options.lease?.timings };
   let kvLease: KvLease;
   let calls: CallLog;
+  let callsKv: KvBucket['kv'];
+  let conditionBuckets: ConditionBuckets;
   try {
     const leaseBucket = await openLeaseBucket(ctx.nc, { ttlMs: timings.ttlMs, ...(options.lease?.bucket === undefined ? {} : { bucket: options.lease.bucket }) });
     const callsBucket = await openCallsBucket(ctx.nc, options.callsBucket === undefined ? {} : { bucket: options.callsBucket });
     kvLease = new KvLease({ bucket: leaseBucket, store: ctx.store, identity, timings, ...(options.monotonicNow === undefined ? {} : { now: options.monotonicNow }), wallClock: ctx.now, log: ctx.log });
+    callsKv = callsBucket.kv;
+    conditionBuckets = await openConditionBuckets(ctx.nc, options.conditions?.buckets);
     calls = new CallLog({ kv: callsBucket.kv, identity, epoch: () => gate.standing().epoch, now: ctx.now, log: ctx.log });
   } catch (error) {
     await opened.close();
@@ -182,12 +201,22 @@ export async function serveController(dir: string, options: ServeControllerOptio
   // Set once the tree runs; the closures below are called only after that.
   const running: { root?: RootSupervisor } = {};
   const doctorBoard = new DoctorBoard(ctx.log, () => board.want('the doctor'));
+  // Above the tree: what waits for the bus outlives a restart of the watchdog's child.
+  const outbox = new ConditionOutbox({ nc: ctx.nc, history: conditionBuckets.history.kv, log: ctx.log });
+  const conditions = new ConditionStore({
+    kv: conditionBuckets.conditions.kv,
+    outbox,
+    fence: gate,
+    log: ctx.log,
+    onChange: (what) => board.want(what),
+    ...(options.conditions?.onSilenceMade === undefined ? {} : { onSilenceMade: options.conditions.onSilenceMade }),
+  });
   const tree = (): SupervisionTreeNode => running.root?.tree() ?? { id: 'controller', state: 'starting', restarts: 0, children: [] };
 
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary() }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), conditions: () => conditions.open(ctx.now()) }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,
@@ -214,6 +243,27 @@ export async function serveController(dir: string, options: ServeControllerOptio
           ...(options.doctor?.boundMs === undefined ? {} : { boundMs: options.doctor.boundMs }),
           ...(options.doctor?.firstAfterMs === undefined ? {} : { firstAfterMs: options.doctor.firstAfterMs }),
         })],
+      }]
+      : []),
+    ...(options.parts === undefined || options.conditions !== undefined
+      ? [{
+        id: 'watchdog',
+        parts: [
+          conditionsPart(conditions, conditionBuckets.history.kv),
+          watchdogPart({
+            store: conditions,
+            outbox,
+            calls: callsKv,
+            doctor: doctorBoard,
+            settings: {
+              ...WATCHDOG_SETTINGS,
+              ...(options.heartbeatPeriods === undefined ? {} : { periods: options.heartbeatPeriods }),
+              ...(options.doctor?.everyMs === undefined ? {} : { doctorEveryMs: options.doctor.everyMs }),
+              ...options.conditions?.settings,
+            },
+            ...(options.conditions?.watchdogEveryMs === undefined ? {} : { everyMs: options.conditions.watchdogEveryMs }),
+          }),
+        ],
       }]
       : []),
   ];

@@ -1,3 +1,4 @@
+import type { Condition } from '../../../schema/condition';
 import { generateNodeIdentity, ready } from '../../shared/crypto';
 import { LeaseGate } from '../lease/lease-gate';
 import { upsertNode } from '../store/nodes.repo';
@@ -76,5 +77,51 @@ describe('composeStatus', () => {
     expect(text).toContain('\ndeclarations outstanding (sent, not yet reported): 3: d-west (episodic, disconnected) generation 1 sent 1 h ago; d-north (resident, enrolled) generation 2 sent 5 min ago; d-retry (resident, enrolled) generation 4 sent 1 min ago\n');
     expect(text).toContain('\ndeclarations failed (reported): 2: d-south generation 3 2 resources failed; d-refuser generation 2 refused (stale_epoch)\n');
     expect(text).toMatch(/\ndisconnected: 1: d-west \(episodic\) since \S+, 1 h\n/);
+  });
+
+  describe('led by the open conditions', () => {
+    const now = new Date();
+    const condition = (id: string, severity: 'urgent' | 'warning', silencedFor: number | null): Condition => ({
+      id, kind: id.split('.')[0] as string, signal: 'S1', subject: id.split('.')[1] as string, severity, state: 'open', detail: `${id} holds`, show: 'mesh-control conditions',
+      raised_at: now.toISOString(), changed_at: now.toISOString(), cleared_at: null, count: 1, epoch: 3,
+      silence: silencedFor === null ? null : { by: 'ana@desk', why: 'known', at: now.toISOString(), until: new Date(now.getTime() + silencedFor).toISOString() },
+    });
+    const gate = (): LeaseGate => {
+      const acting = new LeaseGate();
+      acting.open({ epoch: 3, revision: 3, actingUntil: performance.now() + 600_000 });
+      return acting;
+    };
+
+    test('says it could not read them, as not well, rather than all well', async () => {
+      const status = await composeStatus({ ...sources(async () => null, gate()), conditions: async () => {
+        throw new Error('the bucket did not answer');
+      } });
+      expect(status.conditions).toEqual({ open: 0, urgent: 0, silenced: 0, list: [], unreadable: 'the bucket did not answer' });
+      expect(status.all_well).toBe(false);
+      expect(status.problems[0]).toEqual({ kind: 'conditions', subject: 'conditions', detail: 'the open conditions could not be read: the bucket did not answer' });
+      const text = formatStatus(status, now);
+      expect(text).toMatch(/^NOT WELL: the open conditions could not be read \(the bucket did not answer\)/);
+      expect(text).not.toContain('all well');
+    });
+
+    test('puts urgent first and a silenced one after the unsilenced, and says not well while any is open', async () => {
+      const status = await composeStatus({ ...sources(async () => null, gate()), conditions: async () => [condition('heartbeat-silent.b', 'warning', null), condition('call-hung.a', 'warning', 3_600_000), condition('doctor-failing.lease', 'urgent', null)] });
+      expect(status.conditions?.list.map((item) => item.id)).toEqual(['doctor-failing.lease', 'heartbeat-silent.b', 'call-hung.a']);
+      expect(status.conditions).toMatchObject({ open: 3, urgent: 1, silenced: 1, unreadable: null });
+      expect(status.all_well).toBe(false);
+      const lines = formatStatus(status, now).split('\n');
+      expect(lines[0]).toBe('NOT WELL: 3 conditions open (1 urgent, 1 silenced):');
+      expect(lines[1]).toMatch(/^ {2}URGENT doctor-failing\.lease: /);
+      expect(lines[3]).toMatch(/^ {2}WARNING call-hung\.a: .*silenced until \S+ by ana@desk: known/);
+    });
+
+    test('with none open but a problem (a lease key no controller wrote), says not all well and points at the problems', async () => {
+      const notActing = await composeStatus({ ...sources(async () => ({ holder: null, revision: 7 }), gate()), conditions: async () => [] });
+      expect(notActing.problems).toContainEqual(expect.objectContaining({ kind: 'lease' }));
+      expect(notActing.all_well).toBe(false);
+      const text = formatStatus(notActing, now);
+      expect(text).toMatch(/^no condition open, but \d+ problems? below\n/);
+      expect(text).not.toContain('all well');
+    });
   });
 });

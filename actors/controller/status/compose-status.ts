@@ -1,4 +1,6 @@
+import type { Condition } from '../../../schema/condition';
 import type { ControllerStatus, StatusProblem } from '../../../schema/controller-status';
+import { isSilenced, sortConditions } from '../conditions/condition-store';
 import type { LeaseHolder } from '../../../schema/lease-holder';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
 import type { DoctorSummary } from '../../../schema/doctor';
@@ -24,6 +26,8 @@ export interface StatusSources {
   busRepairs?: () => BusRepairCounts;
   /** The doctor's last run (DoctorBoard); none shown when not given. */
   doctor?: () => DoctorSummary | null;
+  /** The open conditions (ConditionStore); none shown when not given. */
+  conditions?: () => Promise<Condition[]>;
   now(): Date;
 }
 
@@ -53,7 +57,8 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   if (standing.state === 'quiet' || standing.state === 'lost') {
     problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
   }
-  const [holder, floor, byState, refusals, nodeProblems, presence, declarations] = await Promise.all([
+  const [conditions, holder, floor, byState, refusals, nodeProblems, presence, declarations] = await Promise.all([
+    readConditions(sources, composedAt),
     sources.leaseHolder().catch((error: unknown) => {
       problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
       return null;
@@ -109,8 +114,26 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
-    problems,
+    problems: conditions?.unreadable == null ? problems : [{ kind: 'conditions', subject: 'conditions', detail: `the open conditions could not be read: ${conditions.unreadable}` }, ...problems],
+    ...(conditions === undefined ? {} : { conditions, all_well: conditions.unreadable === null && conditions.open === 0 && problems.length === 0 }),
   };
+}
+
+/** The open conditions as status carries them, or why they could not be read; undefined without a source. */
+async function readConditions(sources: StatusSources, now: Date): Promise<ControllerStatus['conditions']> {
+  if (sources.conditions === undefined) return undefined;
+  try {
+    const list = sortConditions(await sources.conditions(), now);
+    return {
+      open: list.length,
+      urgent: list.filter((condition) => condition.severity === 'urgent').length,
+      silenced: list.filter((condition) => isSilenced(condition, now)).length,
+      list,
+      unreadable: null,
+    };
+  } catch (error) {
+    return { open: 0, urgent: 0, silenced: 0, list: [], unreadable: message(error) };
+  }
 }
 
 function supervisionProblems(tree: SupervisionTreeNode | undefined): StatusProblem[] {

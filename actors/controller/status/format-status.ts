@@ -1,14 +1,16 @@
 import type { ControllerStatus } from '../../../schema/controller-status';
+import { conditionLine } from '../conditions/format-conditions';
 import { formatSpan } from '../nodes/format-span';
 
 /**
- * Status for a person: when it was composed and how long that took, then the lease, nodes (by
+ * Status for a person, led by the open conditions (urgent first; "all well" only when none is
+ * open, none could not be read and no problem is open); then when it was composed and how long that took, the lease, nodes (by
  * state and kind, and those away), declarations outstanding apart from failed, refusals and
  * problems.
  */
 export function formatStatus(status: ControllerStatus, now: Date): string {
   const age = now.getTime() - Date.parse(status.composed_at);
-  const lines = [`composed ${status.composed_at} (${age < 1000 ? 'just now' : `${formatSpan(age)} ago`}) in ${status.took_ms} ms by ${status.controller}`];
+  const lines = [...conditionsLead(status, now), `composed ${status.composed_at} (${age < 1000 ? 'just now' : `${formatSpan(age)} ago`}) in ${status.took_ms} ms by ${status.controller}`];
 
   const { lease } = status;
   const holder = lease.holder === null ? 'nobody holds it' : `held by ${lease.holder}${lease.holder_since === null ? '' : ` since ${lease.holder_since}`}`;
@@ -68,6 +70,15 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     for (const problem of status.problems) lines.push(`  - ${problem.kind} ${problem.subject}: ${problem.detail}`);
   }
   return lines.join('\n');
+}
+
+function conditionsLead(status: ControllerStatus, now: Date): string[] {
+  const { conditions } = status;
+  if (conditions === undefined) return [];
+  if (conditions.unreadable !== null) return [`NOT WELL: the open conditions could not be read (${conditions.unreadable}); mesh-control conditions, mesh-control doctor`];
+  if (conditions.open === 0) return [status.problems.length === 0 ? 'all well: no condition open, no problem' : `no condition open, but ${status.problems.length} problem${status.problems.length === 1 ? '' : 's'} below`];
+  const counts = [conditions.urgent > 0 ? `${conditions.urgent} urgent` : '', conditions.silenced > 0 ? `${conditions.silenced} silenced` : ''].filter((part) => part !== '');
+  return [`NOT WELL: ${conditions.open} condition${conditions.open === 1 ? '' : 's'} open${counts.length === 0 ? '' : ` (${counts.join(', ')})`}:`, ...conditions.list.map((condition) => `  ${conditionLine(condition, now)}`)];
 }
 
 // A list cut at STATUS_LIST_MAX says how many it left out, and where they all are.
