@@ -4,6 +4,8 @@ import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
 import { DoctorCommand } from './doctor.command';
+import { DurationsCommand } from './durations.command';
+import { HandActRecordCommand, HandActsCommand } from './hand-acts.command';
 import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
@@ -26,6 +28,7 @@ export function controlCli(): Cli {
   cli.register(Builtins.VersionCommand);
   for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand]) cli.register(command);
   for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
+  for (const command of [HandActRecordCommand, HandActsCommand, DurationsCommand]) cli.register(command);
   return cli;
 }
 

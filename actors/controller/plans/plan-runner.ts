@@ -2,6 +2,7 @@ import { createActor, type Actor, type ActorOptions } from 'xstate';
 import { canonicalJson } from '../../../schema/canonical';
 import { ENDED_PLAN_STATES, planStateOf, planStateValue, type PlanContext, type PlanEvent, type PlanState } from '../../../machines/plan.machine';
 import type { ControllerContext } from '../controller-context';
+import { durationsOf } from '../durations/duration-recorder';
 import { planLogic, type PlanLogic } from './plan.actor';
 import { PlanWrittenElsewhere } from './plan-errors';
 import { writePlan, type PlanRow } from './plans.repo';
@@ -49,6 +50,8 @@ export class PlanRunner {
   readonly #sends = new Set<Promise<unknown>>();
   #broken: unknown;
   #stopped = false;
+  /** When this runner wrote the plan into `sending` (the rest's tier), by the controller's clock. */
+  #sendingSince: Date | undefined;
 
   constructor(deps: PlanRunnerDeps) {
     this.#deps = deps;
@@ -163,13 +166,28 @@ export class PlanRunner {
     try {
       ctx.lease?.assertActing(`write plan ${this.id}`);
       const epoch = ctx.epoch();
-      const row = await writePlan(ctx.store, this.id, this.#row.revision, epoch, { state, context, at: ctx.now() });
+      const at = ctx.now();
+      const row = await writePlan(ctx.store, this.id, this.#row.revision, epoch, { state, context, at });
       if (row === undefined) throw new PlanWrittenElsewhere(this.id, this.#row.revision, epoch);
+      this.#tierHeard(this.#row, row, at);
       this.#row = row;
       if (ENDED_PLAN_STATES.includes(state)) this.#deps.onEnded(this);
     } catch (error) {
       this.#break(error);
     }
+  }
+
+  /**
+   * Counts a plan tier that ended with this write: the first machine's, from its send to the
+   * report that it applied; the rest's, from this runner writing `sending` to writing `done`.
+   * A tier a stop, close or takeover cut short measures nothing.
+   */
+  #tierHeard(before: PlanRow, after: PlanRow, at: Date): void {
+    const durations = durationsOf(this.#deps.ctx.store);
+    const first = after.context.first === null ? undefined : after.context.sent[after.context.first];
+    if (!before.context.firstApplied && after.context.firstApplied && first !== undefined) durations.heard('plan-tier', at.getTime() - Date.parse(first.at), at);
+    if (after.state === 'sending' && before.state !== 'sending') this.#sendingSince = at;
+    if (after.state === 'done' && before.state === 'sending' && this.#sendingSince !== undefined) durations.heard('plan-tier', at.getTime() - this.#sendingSince.getTime(), at);
   }
 
   #break(error: unknown): void {

@@ -5,6 +5,7 @@ import type { DoctorSummary } from '../../../schema/doctor';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
+import { countHandActs } from '../hand-acts/hand-acts.repo';
 import { readDeclarationDelivery } from './read-declaration-delivery';
 import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
@@ -26,6 +27,9 @@ export interface StatusSources {
   doctor?: () => DoctorSummary | null;
   now(): Date;
 }
+
+/** The week status counts hand acts over. */
+const WEEK_MS = 7 * 24 * 3_600_000;
 
 interface NodeProblemRow {
   name: string;
@@ -53,7 +57,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   if (standing.state === 'quiet' || standing.state === 'lost') {
     problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
   }
-  const [holder, floor, byState, refusals, nodeProblems, presence, declarations] = await Promise.all([
+  const [holder, floor, byState, refusals, nodeProblems, presence, declarations, handActsWeek] = await Promise.all([
     sources.leaseHolder().catch((error: unknown) => {
       problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
       return null;
@@ -71,6 +75,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     ),
     readPresence(sources.store),
     readDeclarationDelivery(sources.store),
+    countHandActs(sources.store, new Date(composedAt.getTime() - WEEK_MS)),
   ]);
   if (holder !== null && holder.holder === null) {
     // Only something with the controller's rights can write the key (see docs/bus-trust.md).
@@ -109,6 +114,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
+    hand_acts_week: handActsWeek,
     problems,
   };
 }
