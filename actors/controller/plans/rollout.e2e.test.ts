@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RigProcess } from '../../../e2e/rig-process';
+import type { DurationsListing } from '../durations/format-durations';
+import type { HandActsListing } from '../hand-acts/format-hand-acts';
 import type { ModuleAdded } from '../modules/add-module';
 import type { PlanView } from './plan-view';
 import { getPlan, type PlanRow } from './plans.repo';
@@ -55,6 +57,12 @@ afterEach(() => {
 async function addWeb(version: string): Promise<ModuleAdded> {
   const folder = await mesh.writeModule('web', version, [textFile('/srv/web/version', `${version}\n`)]);
   return mesh.json<ModuleAdded>(['module', 'add', folder]);
+}
+
+/** How many durations of `kind` the controller heard in the last day. */
+async function durationCount(kind: string): Promise<number> {
+  const durations = await mesh.json<DurationsListing>(['durations', '--kind', kind]);
+  return durations.kinds[0]?.count ?? 0;
 }
 
 async function plan(id: number): Promise<PlanRow> {
@@ -180,6 +188,7 @@ describe('assignment', () => {
 
 describe('plans', () => {
   test('one-first: the first machine by name is sent alone, and the rest only after its report on the send says it applied', async () => {
+    const [tiers, applies] = [await durationCount('plan-tier'), await durationCount('apply')];
     const before = await declarationCount(OTHERS);
     const added = await withFirstSilent(async () => {
       const opened = await addWeb('1.1');
@@ -207,6 +216,10 @@ describe('plans', () => {
       expect([node, (send?.sent_at.getTime() ?? 0) >= (report?.received_at.getTime() ?? Infinity)]).toEqual([node, true]);
     }
     expect(sends.map((send) => send.node)).toEqual([...HOSTS]);
+
+    // Both tiers were heard ending (the first machine's, then the rest's), and each machine's apply.
+    expect(await durationCount('plan-tier')).toBe(tiers + 2);
+    expect(await durationCount('apply')).toBe(applies + HOSTS.length);
   }, 60_000);
 
   test('a first machine that fails stops the plan, and the plan says which machine and why', async () => {
@@ -331,6 +344,8 @@ describe('plans', () => {
     expect(await pins('cfg')).toEqual({ a: '1', b: '1', c: '1', d: '1', e: '1' });
 
     await mesh.control(['push', 'c', '--why', 'c is behind']);
+    const kept = await mesh.json<HandActsListing>(['hand-acts']);
+    expect(kept.acts.filter((act) => act.verb === 'push').map((act) => [act.subject, act.why])).toEqual([['c', 'c is behind'], [null, 'the whole mesh'], ['b', 'b is behind']]);
     await mesh.filesRead(['c'], 'etc/app/cfg', 'two\n');
     expect(Object.keys((await plan(id)).context.sent)).toEqual(['c']);
     // A revision held by its policy is not "behind": --behind does not roll it out.
