@@ -5,6 +5,7 @@ import type { ControllerContext } from '../controller-context';
 import { durationsOf } from '../durations/duration-recorder';
 import { planLogic, type PlanLogic } from './plan.actor';
 import { PlanWrittenElsewhere } from './plan-errors';
+import { planTierStep } from './plan-tiers';
 import { writePlan, type PlanRow } from './plans.repo';
 import { sendPlanRevision, type NodeSendOutcome, type PlanRevision } from './send-plan-revision';
 
@@ -177,17 +178,11 @@ export class PlanRunner {
     }
   }
 
-  /**
-   * Counts a plan tier that ended with this write: the first machine's, from its send to the
-   * report that it applied; the rest's, from this runner writing `sending` to writing `done`.
-   * A tier a stop, close or takeover cut short measures nothing.
-   */
+  /** Counts a plan tier that ended with this write (planTierStep). */
   #tierHeard(before: PlanRow, after: PlanRow, at: Date): void {
-    const durations = durationsOf(this.#deps.ctx.store);
-    const first = after.context.first === null ? undefined : after.context.sent[after.context.first];
-    if (!before.context.firstApplied && after.context.firstApplied && first !== undefined) durations.heard('plan-tier', at.getTime() - Date.parse(first.at), at);
-    if (after.state === 'sending' && before.state !== 'sending') this.#sendingSince = at;
-    if (after.state === 'done' && before.state === 'sending' && this.#sendingSince !== undefined) durations.heard('plan-tier', at.getTime() - this.#sendingSince.getTime(), at);
+    const step = planTierStep(before, after, at, this.#sendingSince);
+    this.#sendingSince = step.sendingSince;
+    if (step.endedMs !== undefined) durationsOf(this.#deps.ctx.store).heard('plan-tier', step.endedMs, at);
   }
 
   #break(error: unknown): void {
