@@ -97,6 +97,8 @@ export const ControllerStatus = z.strictObject({
    * not pass. Null before the first run ends; absent from a status composed without it.
    */
   doctor: DoctorSummary.nullable().optional(),
+  /** Hand acts recorded in the seven days before composing (`mesh-control hand-acts` lists them and the causes that came back). */
+  hand_acts_week: Count,
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
   /**

@@ -11,6 +11,8 @@ import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
 import { ConditionsCommand, ConditionsHistoryCommand, ConditionsShowCommand, ConditionsSilenceCommand } from './conditions.command';
 import { DoctorCommand } from './doctor.command';
+import { DurationsCommand } from './durations.command';
+import { HandActRecordCommand, HandActsCommand } from './hand-acts.command';
 import { InitCommand } from './init.command';
 import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
@@ -40,6 +42,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   const verbs: CommandClass[] = [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand];
   verbs.push(ConditionsCommand, ConditionsShowCommand, ConditionsSilenceCommand, ConditionsHistoryCommand);
   verbs.push(ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand);
+  verbs.push(HandActRecordCommand, HandActsCommand, DurationsCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
   return nameOptionPlaceholders(cli);

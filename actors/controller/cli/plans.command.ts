@@ -2,6 +2,7 @@ import { Command, Option } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { OperatorError } from '../../shared/operator-error';
 import { callController } from '../control/call-controller';
+import { checkHandAct } from '../hand-acts/hand-act-args';
 import { ControllerCommand } from './controller-command';
 
 /** A plan id on the command line that is not a whole number. */
@@ -14,6 +15,11 @@ export class PlanIdInvalid extends OperatorError {
 function planId(given: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(given)) throw new PlanIdInvalid(given);
   return Number(given);
+}
+
+/** The hand act's arguments a verb was given, leaving out those not given. */
+function handActArgs(why: string | undefined, condition: string | undefined): Record<string, string> {
+  return { ...(why === undefined ? {} : { why }), ...(condition === undefined ? {} : { condition }) };
 }
 
 /** `mesh-control plans`: the open plans (with --all, the ended ones too). */
@@ -58,14 +64,20 @@ export class PlansCloseCommand extends ControllerCommand {
     description: 'Close a plan: nothing more is sent under it, and it says what it never sent',
     details: `
       Nodes it did not send keep the revision they have; \`push NODE\` sends one the newest.
+
+      Closing is a hand act, kept in the hand-act log (\`mesh-control hand-acts\`) with \`--why\` and \`--condition\` when given.
     `,
-    examples: [['Close plan 4', 'mesh-control plans close 4']],
+    examples: [['Close plan 4', 'mesh-control plans close 4'], ['The same, kept with why', 'mesh-control plans close 4 --why "the first machine is a lab box; the rest need not wait" --condition plan-tier-late.4']],
   });
 
   id = Option.String({ name: 'ID' });
+  why = Option.String('--why', { description: 'Why, in a line: kept in the hand-act log (mesh-control hand-acts)' });
+  condition = Option.String('--condition', { description: 'The id of the condition this answers (mesh-control conditions)' });
 
   async run(): Promise<CommandResult> {
-    const answer = await callController(this.meshDir(), 'plans.close', { id: planId(this.id) });
+    const id = planId(this.id);
+    checkHandAct('plans close', { why: this.why, condition: this.condition }, false);
+    const answer = await callController(this.meshDir(), 'plans.close', { id, ...handActArgs(this.why, this.condition) });
     return { text: answer.text, json: answer.result };
   }
 }
@@ -77,14 +89,20 @@ export class PlansRetryCommand extends ControllerCommand {
     description: 'Retry a stopped plan: the first machine again, or the nodes not yet sent',
     details: `
       Under one-first, a plan that stopped at its first machine sends that machine the revision again and waits for its report; one that stopped later sends the nodes it had not sent. A superseded plan cannot be retried: the newer plan holds its nodes.
+
+      Retrying is a hand act, kept in the hand-act log (\`mesh-control hand-acts\`) with \`--why\` and \`--condition\` when given.
     `,
-    examples: [['Retry plan 4', 'mesh-control plans retry 4']],
+    examples: [['Retry plan 4', 'mesh-control plans retry 4'], ['The same, kept with why', 'mesh-control plans retry 4 --why "the first machine was rebooted mid-apply" --condition plan-tier-late.4']],
   });
 
   id = Option.String({ name: 'ID' });
+  why = Option.String('--why', { description: 'Why, in a line: kept in the hand-act log (mesh-control hand-acts)' });
+  condition = Option.String('--condition', { description: 'The id of the condition this answers (mesh-control conditions)' });
 
   async run(): Promise<CommandResult> {
-    const answer = await callController(this.meshDir(), 'plans.retry', { id: planId(this.id) });
+    const id = planId(this.id);
+    checkHandAct('plans retry', { why: this.why, condition: this.condition }, false);
+    const answer = await callController(this.meshDir(), 'plans.retry', { id, ...handActArgs(this.why, this.condition) });
     return { text: answer.text, json: answer.result };
   }
 }

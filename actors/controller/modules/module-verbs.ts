@@ -4,6 +4,11 @@ import { addModule, ModuleAddArgs, type ModuleAdded } from './add-module';
 import { AssignArgs, assignModules, type ModulesChanged } from './assign-modules';
 import { PushArgs, pushNodes, type PushedNode, type PushOutcome } from './push-nodes';
 import { unassignModules } from './unassign-modules';
+import { checkHandAct, HandActArgs } from '../hand-acts/hand-act-args';
+import { keepHandAct } from '../hand-acts/record-hand-act';
+
+/** The arguments of the `push` verb: PushArgs, and why (required: a push is a hand act) and the condition it answers. */
+export const PushVerbArgs = PushArgs.extend(HandActArgs);
 
 /**
  * The module verbs of the serving controller: `module.add`, `assign`, `unassign` and `push`,
@@ -22,9 +27,11 @@ export function registerModuleVerbs(verbs: VerbRegistry, book: PlanBook): void {
     const changed = await unassignModules(ctx, args);
     return { result: changed, text: modulesChangedText(changed, 'unassigned') };
   });
-  verbs.register('push', PushArgs, async (ctx, args) => {
+  verbs.register('push', PushVerbArgs, async (ctx, { why, condition, ...args }) => {
+    const reason = checkHandAct('push', { why, condition }, { example: `mesh-control push${args.node === undefined ? '' : ` ${args.node}`} --why "its disk was replaced"` });
     const outcome = await pushNodes(ctx, book, args);
-    return { result: outcome, text: pushText(outcome) };
+    const unkept = await keepHandAct(ctx, { verb: 'push', subject: args.node ?? (args.behind === true ? 'behind' : null), ...reason });
+    return { result: outcome, text: unkept === null ? pushText(outcome) : `${pushText(outcome)}\n${unkept}` };
   });
 }
 

@@ -2,8 +2,10 @@ import { createActor, type Actor, type ActorOptions } from 'xstate';
 import { canonicalJson } from '../../../schema/canonical';
 import { ENDED_PLAN_STATES, planStateOf, planStateValue, type PlanContext, type PlanEvent, type PlanState } from '../../../machines/plan.machine';
 import type { ControllerContext } from '../controller-context';
+import { durationsOf } from '../durations/duration-recorder';
 import { planLogic, type PlanLogic } from './plan.actor';
 import { PlanWrittenElsewhere } from './plan-errors';
+import { planTierStep } from './plan-tiers';
 import { writePlan, type PlanRow } from './plans.repo';
 import { sendPlanRevision, type NodeSendOutcome, type PlanRevision } from './send-plan-revision';
 
@@ -49,6 +51,8 @@ export class PlanRunner {
   readonly #sends = new Set<Promise<unknown>>();
   #broken: unknown;
   #stopped = false;
+  /** When this runner wrote the plan into `sending` (the rest's tier), by the controller's clock. */
+  #sendingSince: Date | undefined;
 
   constructor(deps: PlanRunnerDeps) {
     this.#deps = deps;
@@ -163,13 +167,22 @@ export class PlanRunner {
     try {
       ctx.lease?.assertActing(`write plan ${this.id}`);
       const epoch = ctx.epoch();
-      const row = await writePlan(ctx.store, this.id, this.#row.revision, epoch, { state, context, at: ctx.now() });
+      const at = ctx.now();
+      const row = await writePlan(ctx.store, this.id, this.#row.revision, epoch, { state, context, at });
       if (row === undefined) throw new PlanWrittenElsewhere(this.id, this.#row.revision, epoch);
+      this.#tierHeard(this.#row, row, at);
       this.#row = row;
       if (ENDED_PLAN_STATES.includes(state)) this.#deps.onEnded(this);
     } catch (error) {
       this.#break(error);
     }
+  }
+
+  /** Counts a plan tier that ended with this write (planTierStep). */
+  #tierHeard(before: PlanRow, after: PlanRow, at: Date): void {
+    const step = planTierStep(before, after, at, this.#sendingSince);
+    this.#sendingSince = step.sendingSince;
+    if (step.endedMs !== undefined) durationsOf(this.#deps.ctx.store).heard('plan-tier', step.endedMs, at);
   }
 
   #break(error: unknown): void {

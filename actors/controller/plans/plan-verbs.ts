@@ -4,11 +4,15 @@ import type { PlanBook } from './plan-book';
 import { PlanNotFound } from './plan-errors';
 import { formatPlan, formatPlanList, planView } from './plan-view';
 import { getPlan, listPlans } from './plans.repo';
+import { checkHandAct, HandActArgs } from '../hand-acts/hand-act-args';
+import { keepHandAct } from '../hand-acts/record-hand-act';
 
 /** The arguments of `plans.list`: the ended plans too, and how many at most. */
 export const PlansListArgs = z.strictObject({ all: z.boolean().optional(), limit: z.int().min(1).max(1000).optional() });
 /** The arguments of `plans.show`, `plans.close` and `plans.retry`: the plan's id. */
 export const PlanIdArgs = z.strictObject({ id: z.int({ error: 'expected a plan id, a whole number' }).min(1, { error: 'expected a plan id, a whole number' }) });
+/** The arguments of `plans.close` and `plans.retry`, hand acts: the plan's id, why, and the condition it answers. */
+export const PlanHandActArgs = PlanIdArgs.extend(HandActArgs);
 
 /**
  * The plan verbs of the serving controller: `plans.list` and `plans.show` (which only read),
@@ -36,16 +40,20 @@ export function registerPlanVerbs(verbs: VerbRegistry, book: PlanBook): void {
     },
     { query: true },
   );
-  verbs.register('plans.close', PlanIdArgs, async (_ctx, args) => {
+  verbs.register('plans.close', PlanHandActArgs, async (ctx, args) => {
+    const reason = checkHandAct('plans close', args, false);
     const view = planView(await book.close(args.id));
     const text = `plan ${view.id} closed; ${view.unsent.length === 0 ? 'it had sent every node' : `never sent: ${view.unsent.join(', ')} (mesh-control push NODE sends one)`}`;
-    return { result: view, text };
+    const unkept = await keepHandAct(ctx, { verb: 'plans.close', subject: `plan ${view.id}`, ...reason });
+    return { result: view, text: unkept === null ? text : `${text}\n${unkept}` };
   });
-  verbs.register('plans.retry', PlanIdArgs, async (_ctx, args) => {
+  verbs.register('plans.retry', PlanHandActArgs, async (ctx, args) => {
+    const reason = checkHandAct('plans retry', args, false);
     const view = planView(await book.retry(args.id));
+    const unkept = await keepHandAct(ctx, { verb: 'plans.retry', subject: `plan ${view.id}`, ...reason });
     const text = view.state === 'sendingFirst' || view.state === 'awaitingFirst'
       ? `plan ${view.id} retried: the first machine, ${view.first ?? '(none)'}, is sent the revision again`
       : `plan ${view.id} retried: ${view.state === 'done' ? 'every node is sent' : `sending ${view.unsent.join(', ') || 'the rest'}`}`;
-    return { result: view, text };
+    return { result: view, text: unkept === null ? text : `${text}\n${unkept}` };
   });
 }

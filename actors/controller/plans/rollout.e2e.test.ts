@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RigProcess } from '../../../e2e/rig-process';
+import type { DurationsListing } from '../durations/format-durations';
+import type { HandActsListing } from '../hand-acts/format-hand-acts';
 import type { ModuleAdded } from '../modules/add-module';
 import type { PlanView } from './plan-view';
 import { getPlan, type PlanRow } from './plans.repo';
@@ -55,6 +57,12 @@ afterEach(() => {
 async function addWeb(version: string): Promise<ModuleAdded> {
   const folder = await mesh.writeModule('web', version, [textFile('/srv/web/version', `${version}\n`)]);
   return mesh.json<ModuleAdded>(['module', 'add', folder]);
+}
+
+/** How many durations of `kind` the controller heard in the last day. */
+async function durationCount(kind: string): Promise<number> {
+  const durations = await mesh.json<DurationsListing>(['durations', '--kind', kind]);
+  return durations.kinds[0]?.count ?? 0;
 }
 
 async function plan(id: number): Promise<PlanRow> {
@@ -180,6 +188,7 @@ describe('assignment', () => {
 
 describe('plans', () => {
   test('one-first: the first machine by name is sent alone, and the rest only after its report on the send says it applied', async () => {
+    const [tiers, applies] = [await durationCount('plan-tier'), await durationCount('apply')];
     const before = await declarationCount(OTHERS);
     const added = await withFirstSilent(async () => {
       const opened = await addWeb('1.1');
@@ -207,6 +216,10 @@ describe('plans', () => {
       expect([node, (send?.sent_at.getTime() ?? 0) >= (report?.received_at.getTime() ?? Infinity)]).toEqual([node, true]);
     }
     expect(sends.map((send) => send.node)).toEqual([...HOSTS]);
+
+    // Both tiers were heard ending (the first machine's, then the rest's), and each machine's apply.
+    expect(await durationCount('plan-tier')).toBe(tiers + 2);
+    expect(await durationCount('apply')).toBe(applies + HOSTS.length);
   }, 60_000);
 
   test('a first machine that fails stops the plan, and the plan says which machine and why', async () => {
@@ -306,16 +319,16 @@ describe('plans', () => {
     for (const node of OTHERS) expect([node, await mesh.fileOn(node, VERSION_FILE)]).toEqual([node, '1.5\n']);
 
     const others = await declarationCount(['a', 'c', 'd', 'e']);
-    const pushed = await mesh.control(['push', 'b']);
+    const pushed = await mesh.control(['push', 'b', '--why', 'b is behind']);
     expect(pushed.stdout).toMatch(/^node b: sent generation \d+: tools 1\.1, web 1\.6 \(was 1\.5\)\n$/);
     await mesh.filesRead(['b'], VERSION_FILE, '1.6\n');
     expect(await declarationCount(['a', 'c', 'd', 'e'])).toBe(others);
     for (const node of ['c', 'd', 'e']) expect([node, await mesh.fileOn(node, VERSION_FILE)]).toEqual([node, '1.5\n']);
 
-    const both = await mesh.control(['push', 'c', '--behind']);
+    const both = await mesh.control(['push', 'c', '--behind', '--why', 'both at once']);
     expect(both.stderr).toBe('error: push takes a node or --behind, not both; nothing was sent: "c"\nnext:  run mesh-control push c to send that node only, or mesh-control push --behind for every node behind\n');
 
-    const everywhere = await mesh.control(['push']);
+    const everywhere = await mesh.control(['push', '--why', 'the whole mesh']);
     expect(everywhere.stdout.split('\n')[0]).toBe('push to the whole mesh: every node (5), each moved to the newest revision of every module it runs; 5 sent');
     await mesh.filesRead(HOSTS, VERSION_FILE, '1.6\n');
   }, 60_000);
@@ -330,11 +343,13 @@ describe('plans', () => {
     await sleep(1_000);
     expect(await pins('cfg')).toEqual({ a: '1', b: '1', c: '1', d: '1', e: '1' });
 
-    await mesh.control(['push', 'c']);
+    await mesh.control(['push', 'c', '--why', 'c is behind']);
+    const kept = await mesh.json<HandActsListing>(['hand-acts']);
+    expect(kept.acts.filter((act) => act.verb === 'push').map((act) => [act.subject, act.why])).toEqual([['c', 'c is behind'], [null, 'the whole mesh'], ['b', 'b is behind']]);
     await mesh.filesRead(['c'], 'etc/app/cfg', 'two\n');
     expect(Object.keys((await plan(id)).context.sent)).toEqual(['c']);
     // A revision held by its policy is not "behind": --behind does not roll it out.
-    expect((await mesh.control(['push', '--behind'])).stdout).toBe('push --behind: no node is behind; nothing was sent\n');
+    expect((await mesh.control(['push', '--behind', '--why', 'catch up'])).stdout).toBe('push --behind: no node is behind; nothing was sent\n');
 
     // `node declare` composes b's whole declaration, modules included at the revisions b is
     // pinned to, so b keeps cfg 1 (the held revision 2 is not rolled out), and records which
@@ -344,9 +359,9 @@ describe('plans', () => {
     await mesh.control(['node', 'declare', 'b', empty]);
     await sleep(1_000);
     expect(await mesh.fileOn('b', 'etc/app/cfg')).toBe('one\n');
-    expect((await mesh.control(['push', '--behind'])).stdout).toBe('push --behind: no node is behind; nothing was sent\n');
+    expect((await mesh.control(['push', '--behind', '--why', 'catch up'])).stdout).toBe('push --behind: no node is behind; nothing was sent\n');
 
-    await mesh.control(['push']);
+    await mesh.control(['push', '--why', 'the whole mesh']);
     await mesh.filesRead(HOSTS, 'etc/app/cfg', 'two\n');
     expect(await planState(id, 'done')).toMatchObject({ note: 'every node was sent the revision by a push' });
   }, 60_000);

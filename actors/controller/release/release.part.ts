@@ -1,6 +1,8 @@
 import * as z from 'zod';
 import { NodeName } from '../../../schema/primitives';
 import type { ControllerPart } from '../serve/controller-parts';
+import { checkHandAct } from '../hand-acts/hand-act-args';
+import { keepHandAct } from '../hand-acts/record-hand-act';
 import { releaseNode } from './release-node';
 import { RevocationReasonInvalid } from './revoke-errors';
 import { formatRevocation, revokeNode } from './revoke-node';
@@ -8,8 +10,8 @@ import { formatRevocation, revokeNode } from './revoke-node';
 /** The arguments of `node.release`. */
 export const NodeReleaseArgs = z.strictObject({ node: NodeName });
 
-/** The arguments of `node.revoke`: the node, and why (the operator's words), when given. */
-export const NodeRevokeArgs = z.strictObject({ node: NodeName, why: z.string().optional() });
+/** The arguments of `node.revoke`: the node, and why (the operator's words) and the condition it answers, when given. */
+export const NodeRevokeArgs = z.strictObject({ node: NodeName, why: z.string().optional(), condition: z.string().optional() });
 
 /**
  * The verbs `node.release` (`mesh-control node release NAME`: retire a node gracefully) and
@@ -28,8 +30,10 @@ export const releasePart: ControllerPart = {
     verbs.register('node.revoke', NodeRevokeArgs, async (ctx, args) => {
       const why = args.why === undefined ? null : args.why.trim();
       if (why !== null && (why === '' || why.length > 500 || /[\r\n]/.test(why))) throw new RevocationReasonInvalid(args.why ?? '');
+      const reason = checkHandAct('node revoke', { why: args.why, condition: args.condition }, false);
       const outcome = await revokeNode(ctx, args.node, why);
-      return { result: outcome, text: formatRevocation(outcome) };
+      const unkept = await keepHandAct(ctx, { verb: 'node.revoke', subject: args.node, ...reason });
+      return { result: outcome, text: unkept === null ? formatRevocation(outcome) : `${formatRevocation(outcome)}\n${unkept}` };
     });
     return { stop: async () => undefined };
   },

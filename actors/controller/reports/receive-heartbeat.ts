@@ -1,6 +1,7 @@
 import { Heartbeat } from '../../../schema/heartbeat';
 import type { ControllerContext } from '../controller-context';
 import { busObjects } from '../declarations/bus-objects';
+import { durationsOf } from '../durations/duration-recorder';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
@@ -34,6 +35,7 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   const at = ctx.now();
   const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
   if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`);
+  else durationsOf(ctx.store).heartbeat(node, at);
   if (back !== undefined) {
     const said = heartbeat.data.seconds_since_linked === null ? '' : `; it says it was unlinked ${formatSpan(heartbeat.data.seconds_since_linked * 1000)}`;
     ctx.log(`presence: node ${node} is enrolled again after ${formatSpan(back.seconds * 1000)} away (silent since ${back.from.toISOString()})${said}`);

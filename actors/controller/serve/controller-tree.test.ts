@@ -66,7 +66,7 @@ describe('the serving controller\'s tree', () => {
     const answer = await callController(suite.mesh.dir, 'tree', {});
     const tree = answer.result as SupervisionTreeNode;
     expect(tree).toMatchObject({ id: 'controller', state: 'supervising' });
-    expect(tree.children.map((child) => child.id)).toEqual(['bus', 'store', 'lease', 'broker', 'reports', 'heartbeats', 'enrolment', 'declarations', 'plans', 'status', 'doctor', 'watchdog', 'control']);
+    expect(tree.children.map((child) => child.id)).toEqual(['bus', 'store', 'lease', 'broker', 'reports', 'heartbeats', 'enrolment', 'declarations', 'plans', 'records', 'status', 'doctor', 'watchdog', 'control']);
     expect(tree.children.every((child) => child.state === 'running')).toBe(true);
     expect(childOf(tree, 'lease').child_state).toMatch(/^holding\./);
     expect(childOf(tree, 'control').child_state).toBe('running');

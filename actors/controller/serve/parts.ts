@@ -1,6 +1,8 @@
 import { busRepairPart } from '../declarations/bus-repair.part';
 import { declarationsPart } from '../declarations/declarations.part';
+import { durationsPart } from '../durations/durations.part';
 import { enrolmentPart } from '../enrolment/enrolment.part';
+import { handActsPart } from '../hand-acts/hand-acts.part';
 import { plansPart } from '../plans/plans.part';
 import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
@@ -34,5 +36,7 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs)] },
     // Modules, assignment, push and staged rollout plans, which send through the composer.
     { id: 'plans', parts: [plansPart()], after: ['declarations'] },
+    // What people did by hand, and how long things took as they were heard (hand-acts, durations).
+    { id: 'records', parts: [handActsPart, durationsPart()] },
   ];
 }

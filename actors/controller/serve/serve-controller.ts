@@ -160,6 +160,8 @@ export interface ServingController {
  * ├─ heartbeats    the heartbeat tracker, and the presence watch (silent nodes shown disconnected)
  * ├─ enrolment     token issue and sweep, the enrolment responder
  * ├─ declarations  the composer and sender: node declare, missed overlays, release, bus read-back
+ * ├─ plans         modules, push and rollout plans
+ * ├─ records       hand acts and durations (hand-act record, hand-acts, durations)
  * ├─ status        the status composer (status, nodes)
  * ├─ doctor        the doctor's probes every five minutes (doctor)
  * ├─ watchdog      the signals table every 30 s, raising and clearing conditions (conditions)

@@ -7,6 +7,7 @@ import type { DoctorSummary } from '../../../schema/doctor';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
+import { countHandActs } from '../hand-acts/hand-acts.repo';
 import { readDeclarationDelivery } from './read-declaration-delivery';
 import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
@@ -30,6 +31,9 @@ export interface StatusSources {
   conditions?: () => Promise<Condition[]>;
   now(): Date;
 }
+
+/** The week status counts hand acts over. */
+const WEEK_MS = 7 * 24 * 3_600_000;
 
 interface NodeProblemRow {
   name: string;
@@ -57,7 +61,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   if (standing.state === 'quiet' || standing.state === 'lost') {
     problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
   }
-  const [conditions, holder, floor, byState, refusals, nodeProblems, presence, declarations] = await Promise.all([
+  const [conditions, holder, floor, byState, refusals, nodeProblems, presence, declarations, handActsWeek] = await Promise.all([
     readConditions(sources, composedAt),
     sources.leaseHolder().catch((error: unknown) => {
       problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
@@ -76,6 +80,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     ),
     readPresence(sources.store),
     readDeclarationDelivery(sources.store),
+    countHandActs(sources.store, new Date(composedAt.getTime() - WEEK_MS)),
   ]);
   if (holder !== null && holder.holder === null) {
     // Only something with the controller's rights can write the key (see docs/bus-trust.md).
@@ -114,6 +119,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
+    hand_acts_week: handActsWeek,
     problems: conditions?.unreadable == null ? problems : [{ kind: 'conditions', subject: 'conditions', detail: `the open conditions could not be read: ${conditions.unreadable}` }, ...problems],
     ...(conditions === undefined ? {} : { conditions, all_well: conditions.unreadable === null && conditions.open === 0 && problems.length === 0 }),
   };

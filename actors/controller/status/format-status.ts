@@ -63,6 +63,8 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
       : `doctor: ${doctor.failing.length === 0 ? 'every probe passes' : doctor.failing.map((probe) => `${probe.probe} ${probe.verdict}`).join(', ')} (run ${formatSpan(Math.max(0, now.getTime() - Date.parse(doctor.at)))} ago; mesh-control doctor)`);
   }
 
+  lines.push(`hand acts this week: ${status.hand_acts_week === 0 ? 'none' : `${status.hand_acts_week} (mesh-control hand-acts lists them and the causes that came back)`}`);
+
   if (status.problems.length === 0) {
     lines.push('problems: none');
   } else {

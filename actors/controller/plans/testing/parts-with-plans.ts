@@ -1,5 +1,7 @@
 import { declarationsPart } from '../../declarations/declarations.part';
+import { durationsPart } from '../../durations/durations.part';
 import { enrolmentPart } from '../../enrolment/enrolment.part';
+import { handActsPart } from '../../hand-acts/hand-acts.part';
 import { nodesPart } from '../../nodes/nodes.part';
 import { releasePart } from '../../release/release.part';
 import type { ControllerPart } from '../../serve/controller-parts';
@@ -24,6 +26,8 @@ export function partsWithPlans(options: PlanBookOptions | null, extra: readonly 
     releasePart,
     nodesPart,
     ...(options === null ? [] : [plansPart(options)]),
+    handActsPart,
+    durationsPart(),
     ...extra,
   ];
 }
