@@ -162,6 +162,8 @@ describe('conditions raised by the serving controller\'s watchdog', () => {
     expect(current().status.latest()?.all_well).toBe(false);
     const history = await runCommand(ConditionsHistoryCommand, ['conditions', 'history', ID, '--dir', suite.mesh.dir]);
     expect(history.stdout.split('\n')[0]).toMatch(/ changed heartbeat-silent\.kitchen: silenced by \S+ until \S+ \(why: power supply replaced tomorrow\)$/);
+    // The silence is a hand act, in the record of hand acts too.
+    await eventually('the silence recorded as a hand act', async () => (await current().ctx.store.query("SELECT 1 FROM hand_acts WHERE verb = 'conditions.silence' AND subject = $1 AND why = 'power supply replaced tomorrow'", [ID])).length === 1, WAIT);
   }, 60_000);
 
   test('a controller restart keeps the open condition and its silence', async () => {

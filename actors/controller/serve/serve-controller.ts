@@ -31,6 +31,7 @@ import { ConditionStore } from '../conditions/condition-store';
 import { conditionsPart } from '../conditions/conditions.part';
 import type { OnSilenceMade } from '../conditions/silence-made';
 import { watchdogPart } from '../conditions/watchdog.part';
+import { recordHandAct } from '../hand-acts/record-hand-act';
 import { WATCHDOG_SETTINGS, type WatchdogSettings } from '../conditions/watchdog-settings';
 import { StatusBoard } from '../status/status-board';
 import { statusPart } from '../status/status.part';
@@ -211,7 +212,10 @@ export async function serveController(dir: string, options: ServeControllerOptio
     fence: gate,
     log: ctx.log,
     onChange: (what) => board.want(what),
-    ...(options.conditions?.onSilenceMade === undefined ? {} : { onSilenceMade: options.conditions.onSilenceMade }),
+    // A silence is a hand act: kept in the condition, and in the record of hand acts beside it.
+    onSilenceMade: options.conditions?.onSilenceMade ?? (async ({ condition, silence }) => {
+      await recordHandAct(ctx, { verb: 'conditions.silence', subject: condition.id, why: silence.why, condition: condition.id });
+    }),
   });
   const tree = (): SupervisionTreeNode => running.root?.tree() ?? { id: 'controller', state: 'starting', restarts: 0, children: [] };
 
