@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { BrokerCertificateStatus } from './broker-certificate-status';
 import { DoctorSummary } from './doctor';
 import { Count, IsoTime } from './primitives';
 import { HostKind } from './resource';
@@ -96,6 +97,8 @@ export const ControllerStatus = z.strictObject({
    * not pass. Null before the first run ends; absent from a status composed without it.
    */
   doctor: DoctorSummary.nullable().optional(),
+  /** The broker's certificate: expiry, a rotation under way, nodes pinning only the old one. Absent from a status composed without it. */
+  broker_certificate: BrokerCertificateStatus.optional(),
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
 });

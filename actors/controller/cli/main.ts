@@ -9,6 +9,7 @@ import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
 import { NodeReleaseCommand } from './node-release.command';
 import { NodeRevokeCommand } from './node-revoke.command';
+import { BrokerRotateCertificateCommand } from './broker-rotate-certificate.command';
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
@@ -26,6 +27,7 @@ export function controlCli(): Cli {
   cli.register(Builtins.VersionCommand);
   for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand]) cli.register(command);
   for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
+  cli.register(BrokerRotateCertificateCommand);
   return cli;
 }
 

@@ -4,6 +4,7 @@ import { busObjects } from '../declarations/bus-objects';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
+import { recordBrokerPins } from '../broker/broker-pins.repo';
 
 /**
  * Takes one heartbeat as it arrived on `mesh.node.<node>.heartbeat`: the node was heard from
@@ -33,6 +34,8 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   if (ctx.lease?.isActing() === false) return false;
   const at = ctx.now();
   const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
+  // What the node pins, for a certificate rotation: kept only when it changed.
+  if (recorded && heartbeat.data.broker_fingerprints !== undefined) await recordBrokerPins(ctx.store, node, heartbeat.data.broker_fingerprints, at);
   if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`);
   if (back !== undefined) {
     const said = heartbeat.data.seconds_since_linked === null ? '' : `; it says it was unlinked ${formatSpan(heartbeat.data.seconds_since_linked * 1000)}`;

@@ -22,6 +22,7 @@ import type { LeaseLost } from '../lease/lease-errors';
 import type { LeaseGate } from '../lease/lease-gate';
 import { leaseLogic } from '../lease/lease.actor';
 import { StatusBoard } from '../status/status-board';
+import { brokerCertificateStatus } from '../broker/broker-certificate-status';
 import { statusPart } from '../status/status.part';
 import { brokerUsersService } from './broker-users.service';
 import { busService } from './bus.service';
@@ -176,7 +177,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary() }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), brokerCertificate: () => brokerCertificateStatus(ctx.store, ctx.config.broker.cert_file, ctx.config.broker.dir) }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,

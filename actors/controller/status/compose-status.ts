@@ -2,6 +2,7 @@ import type { ControllerStatus, StatusProblem } from '../../../schema/controller
 import type { LeaseHolder } from '../../../schema/lease-holder';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
 import type { DoctorSummary } from '../../../schema/doctor';
+import type { BrokerCertificateStatus } from '../../../schema/broker-certificate-status';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
@@ -24,6 +25,8 @@ export interface StatusSources {
   busRepairs?: () => BusRepairCounts;
   /** The doctor's last run (DoctorBoard); none shown when not given. */
   doctor?: () => DoctorSummary | null;
+  /** The broker's certificate and who pins it (brokerCertificateStatus); none shown when not given. */
+  brokerCertificate?: () => Promise<BrokerCertificateStatus>;
   now(): Date;
 }
 
@@ -79,6 +82,10 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
   const repairs = sources.busRepairs?.();
+  const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
+    problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });
+    return undefined;
+  });
 
   const byReason: Record<string, number> = {};
   for (const refusal of refusals) byReason[refusal.reason] = (byReason[refusal.reason] ?? 0) + Number(refusal.count);
@@ -109,6 +116,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
+    ...(certificate === undefined ? {} : { broker_certificate: certificate }),
     problems,
   };
 }

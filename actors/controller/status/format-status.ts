@@ -1,5 +1,6 @@
 import type { ControllerStatus } from '../../../schema/controller-status';
 import { formatSpan } from '../nodes/format-span';
+import { formatBrokerCertificate } from '../broker/broker-certificate-status';
 
 /**
  * Status for a person: when it was composed and how long that took, then the lease, nodes (by
@@ -54,6 +55,7 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     lines.push(repairs.total === 0 && kinds === '' ? 'bus repairs: none' : `bus repairs: ${repairs.total}${kinds === '' ? '' : ` (${kinds})`}${last}`);
   }
 
+  if (status.broker_certificate !== undefined) lines.push(formatBrokerCertificate(status.broker_certificate, now));
   if (status.doctor !== undefined) {
     const { doctor } = status;
     lines.push(doctor === null
