@@ -122,7 +122,7 @@ describe.each(availableShells())('nox-mesh-host-launch under $name', (shell) => 
     expect(await run.waitForExit()).toEqual({ code: EXIT.halted, signal: null });
     expect(run.stderr).toBe(
       'nox-mesh-host-launch: halted since 2026-05-01T10:00:00Z: the host was started 3 times without completing a reconcile\n'
-      + `nox-mesh-host-launch: not starting the host. Look at the machine (the host's log says why it failed), then remove ${rig.launchDir}/halted and it starts again\n`,
+      + `nox-mesh-host-launch: not starting the host. Look at the machine (the host's log says why it failed), then remove ${rig.launchDir}/halted and restart the service (systemctl restart nox-mesh-host; OpenRC restarts it by itself)\n`,
     );
     expect(await rig.hostStarts()).toEqual([]);
     expect((await rig.files()).attempts).toBe(0);

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { DpkgBackend } from '../actors/host/appliers/package/dpkg.backend';
 import { packageApplier } from '../actors/host/appliers/package/package.applier';
 import { PacmanBackend } from '../actors/host/appliers/package/pacman.backend';
@@ -28,6 +29,8 @@ import { STAND_IN_RELEASES, standInTarball, type StandInVersion as Version } fro
 
 const LAUNCHER = path.join(__dirname, '..', 'launcher', 'nox-mesh-host-launch');
 const HOST = 'nox-mesh-host';
+const DISPATCHER = 'etc/NetworkManager/dispatcher.d/90-nox-mesh-host';
+const exec = promisify(execFile);
 
 let scratch: string;
 /** The flat apt repository: every release of the host and the libraries it depends on. */
@@ -160,8 +163,12 @@ describe("the host's packages", () => {
       .map((line) => line.split(/\s+/).slice(8).join(' '))
       .filter((name) => !name.startsWith('.'));
     const entries = (names: string[]) => names.map((name) => name.replace(/\/$/, '')).filter((name) => name !== '').sort();
+    // The copyright file is where each system looks for it; everything else is at the same path.
+    const elsewhere = (names: string[]) => entries(names).filter((name) => !/^usr\/share\/(doc|licenses)(\/|$)/.test(name));
 
-    expect(entries(pkg)).toEqual(entries(deb));
+    expect(elsewhere(pkg)).toEqual(elsewhere(deb));
+    expect(entries(deb)).toContain('usr/share/doc/nox-mesh-host/copyright');
+    expect(entries(pkg)).toContain('usr/share/licenses/nox-mesh-host/copyright');
     expect(entries(deb)).toEqual(expect.arrayContaining([
       'usr/bin/nox-mesh-host',
       'usr/lib/nox-mesh-host/launch',
@@ -175,6 +182,42 @@ describe("the host's packages", () => {
 });
 
 describe('with apt-get and dpkg', () => {
+  test('records the md5sums of what it installs, so dpkg --verify names an installed executable someone changed', async () => {
+    const { ctx } = await freshMachine();
+    await makeDpkgRoot(ctx.root, { aptRepository });
+    await packageApplier(new DpkgBackend()).apply(declared('0.1.0'), ctx);
+    const verify = () => exec('dpkg', [`--root=${ctx.root}`, '--verify', HOST], { env: { ...process.env, LC_ALL: 'C' } })
+      .then(({ stdout }) => stdout, (error: { stdout?: string; code?: number }) => `exit ${error.code}: ${error.stdout ?? ''}`);
+    const listed = (await fs.readFile(path.join(ctx.root, 'var/lib/dpkg/info', `${HOST}.md5sums`), 'utf8')).trim().split('\n').map((line) => line.slice(34)).sort();
+
+    expect(listed).toEqual([
+      'usr/bin/nox-mesh-host',
+      'usr/lib/nox-mesh-host/launch',
+      'usr/lib/nox-mesh-host/nox-mesh-host-rouse',
+      'usr/lib/systemd/system/nox-mesh-host-resume.service',
+      'usr/lib/systemd/system/nox-mesh-host.service',
+      'usr/share/doc/nox-mesh-host/copyright',
+    ]);
+    expect(await verify()).toBe('');
+
+    await fs.appendFile(path.join(ctx.root, 'usr/bin', HOST), 'echo tampered\n');
+
+    // dpkg's format: the third column is the md5sum's, then a blank attribute column (no conffile).
+    expect(await verify()).toMatch(/^\?\?5\?{6} {3}\/usr\/bin\/nox-mesh-host\n$/);
+  });
+
+  test('installs a machine-readable copyright file naming the licences of the host and of what its executable carries', async () => {
+    const { ctx } = await freshMachine();
+    await makeDpkgRoot(ctx.root, { aptRepository });
+    await packageApplier(new DpkgBackend()).apply(declared('0.1.0'), ctx);
+    const text = await fs.readFile(path.join(ctx.root, 'usr/share/doc', HOST, 'copyright'), 'utf8');
+    const stanzas = text.split(/\n\n+/);
+    const licences = stanzas.map((stanza) => /^License: (.*)$/m.exec(stanza)?.[1]).filter((name) => name !== undefined);
+
+    expect(stanzas[0]).toMatch(/^Format: https:\/\/www\.debian\.org\/doc\/packaging-manuals\/copyright-format\/1\.0\/\n/);
+    expect(licences).toEqual(['Apache-2.0', 'Apache-2.0 and MIT and ISC', 'Apache-2.0', 'MIT', 'ISC']);
+  });
+
   test('installs the host and enables its unit, upgrades it, and the launcher rolls a release that crashes on start back through apt-get', async () => {
     const machine = await freshMachine();
     const { ctx } = machine;
@@ -232,6 +275,25 @@ describe('with apt-get and dpkg', () => {
 });
 
 describe('with pacman', () => {
+  test("keeps the operator's edit of a file under /etc through an upgrade", async () => {
+    const { ctx } = await freshMachine();
+    const repository = await pacmanRepository(['0.1.0']);
+    await makePacmanRoot(ctx.root, { repository: { name: 'mesh', path: repository } });
+    const applier = packageApplier(new PacmanBackend());
+    await applier.apply(declared('0.1.0'), ctx);
+    await clearRestartDue(ctx.stateDir);
+    const edited = '#!/bin/sh\n# the operator\'s own hook\nexit 0\n';
+    await fs.writeFile(path.join(ctx.root, DISPATCHER), edited);
+
+    const next = archPackages.get('0.2.0') as string;
+    await fs.copyFile(next, path.join(repository, path.basename(next)));
+    await addToPacmanRepository(repository, 'mesh', path.join(repository, path.basename(next)));
+    await applier.apply(declared('0.2.0'), ctx);
+
+    expect(await pacmanSays(ctx.root)).toBe('nox-mesh-host 0.2.0-1');
+    expect(await fs.readFile(path.join(ctx.root, DISPATCHER), 'utf8')).toBe(edited);
+  });
+
   test('installs the host, upgrades it, and the launcher rolls a release that crashes on start back from the package cache', async () => {
     const machine = await freshMachine();
     const { ctx } = machine;

@@ -3,7 +3,9 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { writeAlpineRecipe } from '../scripts/build-packages';
 import { PACKAGING } from './rouse-stand-in';
+import { standInTarball } from './testing/stand-in-releases';
 
 // The init files and the package recipes as the systems read them: the unit by the real
 // systemd-analyze and systemctl in a temporary root; the OpenRC service, the APKBUILD and the
@@ -64,10 +66,25 @@ describe('the systemd unit', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  test("is the seed's unit, word for word, under a comment", async () => {
+  test("is the seed's unit, word for word under a comment, with a halt left stopped and the state directory private", async () => {
     const text = await fs.readFile(path.join(PACKAGING, UNIT_NAME), 'utf8');
+    const withAdditions = SEED_UNIT
+      .replace('RestartSec=5s\n', 'RestartSec=5s\nRestartPreventExitStatus=3\n')
+      .replace('StateDirectory=mesh-host\n', 'StateDirectory=mesh-host\nStateDirectoryMode=0700\n');
 
-    expect(text.split('\n').filter((line) => !line.startsWith('#')).join('\n').trimStart()).toBe(SEED_UNIT);
+    expect(text.split('\n').filter((line) => !line.startsWith('#')).join('\n').trimStart()).toBe(withAdditions);
+  });
+
+  test('is not restarted after the status the real launcher exits with when it is halted', async () => {
+    const state = path.join(root, 'var/lib/mesh-host');
+    await fs.mkdir(path.join(state, 'launch'), { recursive: true });
+    await fs.writeFile(path.join(state, 'launch', 'halted'), 'reason=rolled-back-already\ndetail=the host was started 3 times without completing a reconcile\n');
+    const halted = await exec('sh', [path.join(root, LAUNCHER_INSTALLED)], { env: { PATH: process.env.PATH, MESH_STATE_DIR: state } }).catch((error: { code?: number }) => error);
+    const unit = await fs.readFile(path.join(PACKAGING, UNIT_NAME), 'utf8');
+    const prevented = [...unit.matchAll(/^RestartPreventExitStatus=(.*)$/gm)].flatMap((line) => (line[1] as string).trim().split(/\s+/));
+
+    expect((halted as { code?: number }).code).toBeGreaterThan(0);
+    expect(prevented).toEqual([String((halted as { code?: number }).code)]);
   });
 
   test('passes systemd-analyze verify with no warning', async () => {
@@ -154,8 +171,8 @@ describe('the APKBUILD', () => {
     await exec('sh', ['-n', APKBUILD]);
   });
 
-  test("has abuild's required variables, this version, and never strips the single executable", async () => {
-    const said = await sourced(APKBUILD, 'for v in pkgname pkgver pkgrel pkgdesc url arch license options; do eval "printf \'%s=%s\\n\' $v \\"\\$$v\\""; done\necho "source=$(echo $source)"');
+  test("has abuild's required variables, this version, the libraries a musl Node needs, and never strips the single executable", async () => {
+    const said = await sourced(APKBUILD, 'for v in pkgname pkgver pkgrel pkgdesc url arch license depends options sha512sums; do eval "printf \'%s=%s\\n\' $v \\"\\$$v\\""; done\necho "source=$(echo $source)"');
 
     expect(said).toBe([
       'pkgname=nox-mesh-host',
@@ -165,7 +182,10 @@ describe('the APKBUILD', () => {
       'url=https://novox.invalid/mesh',
       'arch=x86_64',
       'license=Apache-2.0',
+      'depends=libgcc libstdc++',
       'options=!strip !check',
+      // Written by `abuild checksum` beside the release tarball, never a placeholder here.
+      'sha512sums=',
       `source=mesh-host-alpine-${await projectVersion()}-x86_64.tar.gz nox-mesh-host.openrc nox-mesh-host-resume.elogind nox-mesh-host-network.sh`,
       '',
     ].join('\n'));
@@ -186,6 +206,51 @@ describe('the APKBUILD', () => {
   });
 });
 
+describe('the Alpine recipe the build writes', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'alpine-recipe-'));
+  });
+
+  afterEach(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** Checks the recipe's sources the way `abuild verify` does: sha512sum -c over its sha512sums. */
+  async function abuildVerify(recipeDir: string): Promise<string> {
+    const sums = await sourced(path.join(recipeDir, 'APKBUILD'), 'printf "%s\\n" "$sha512sums"');
+    const list = path.join(dir, 'sums');
+    await fs.writeFile(list, sums.split('\n').filter((line) => line.trim() !== '').map((line) => `${line.trim()}\n`).join(''));
+    return exec('sha512sum', ['-c', list], { cwd: recipeDir }).then(({ stdout }) => stdout, (error: { stdout?: string }) => `failed: ${error.stdout ?? ''}`);
+  }
+
+  test('fills the checksums of the release tarball and the other sources, as abuild checksum writes them, with Alpine\'s release number', async () => {
+    const version = await projectVersion();
+    const recipeDir = path.join(dir, 'alpine');
+    const recipe = await writeAlpineRecipe({ tarball: await standInTarball(dir, '0.1.0'), version, release: 2, outDir: recipeDir });
+    const said = await sourced(recipe, 'echo "$pkgver-r$pkgrel"; echo $source');
+
+    expect(said).toBe(`${version}-r1\nmesh-host-alpine-${version}-x86_64.tar.gz nox-mesh-host.openrc nox-mesh-host-resume.elogind nox-mesh-host-network.sh\n`);
+    expect(await abuildVerify(recipeDir)).toBe([
+      `mesh-host-alpine-${version}-x86_64.tar.gz: OK`,
+      'nox-mesh-host.openrc: OK',
+      'nox-mesh-host-resume.elogind: OK',
+      'nox-mesh-host-network.sh: OK',
+      '',
+    ].join('\n'));
+  });
+
+  test('its checksums refuse a tarball changed after the build', async () => {
+    const version = await projectVersion();
+    const recipeDir = path.join(dir, 'alpine');
+    await writeAlpineRecipe({ tarball: await standInTarball(dir, '0.1.0'), version, release: 1, outDir: recipeDir });
+    await fs.copyFile(await standInTarball(dir, '0.2.0'), path.join(recipeDir, `mesh-host-alpine-${version}-x86_64.tar.gz`));
+
+    expect(await abuildVerify(recipeDir)).toMatch(new RegExp(`^failed: mesh-host-alpine-${version.replace(/\./g, '\\.')}-x86_64\\.tar\\.gz: FAILED\n`));
+  });
+});
+
 describe('the PKGBUILD', () => {
   const PKGBUILD = path.join(PACKAGING, 'PKGBUILD');
 
@@ -194,5 +259,13 @@ describe('the PKGBUILD', () => {
     const { stdout } = await exec('bash', ['-c', '. "$1"; echo "$pkgname $pkgver-$pkgrel"; echo "${arch[*]}"; echo "${depends[*]}"; echo "${options[*]}"', 'bash', PKGBUILD]);
 
     expect(stdout).toBe(`nox-mesh-host ${await projectVersion()}-1\nx86_64\nglibc gcc-libs\n!strip !debug !emptydirs\n`);
+  });
+
+  test("keeps on upgrade the same files under /etc as the Debian package's conffiles", async () => {
+    const { stdout } = await exec('bash', ['-c', '. "$1"; printf "/%s\\n" "${backup[@]}"', 'bash', PKGBUILD]);
+    const conffiles = await fs.readFile(path.join(PACKAGING, 'debian', 'conffiles'), 'utf8');
+
+    expect(stdout).toBe(conffiles);
+    expect(stdout).toMatch(/^\/etc\//);
   });
 });

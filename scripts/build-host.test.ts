@@ -19,10 +19,11 @@ import {
   zodMethodsOnPrototypes,
   type HostBuild,
 } from './build-host';
+import { HOST_RUNTIME_VERSION } from './fetch-node';
 import { build } from 'esbuild';
 
-// The real build, once for the suite (about ten seconds: the single executable is a 100 MB copy
-// of Node), and what it made run as a person would run it: from an empty folder far from any
+// The real build, once for the suite (about ten seconds: the single executable is a 120 MB copy
+// of the pinned Node, fetched once into .cache/node/), and what it made run as a person would run it: from an empty folder far from any
 // node_modules, the single executable with no Node on PATH.
 
 const exec = promisify(execFile);
@@ -36,7 +37,8 @@ beforeAll(async () => {
   scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'build-host-test-'));
   version = await projectVersion();
   outcome = await buildHost({ outDir: path.join(scratch, 'dist') });
-}, 120_000);
+  // On a clean clone the build first fetches the pinned Node (127 MB) into .cache/node/.
+}, 300_000);
 
 afterAll(async () => {
   await fs.rm(scratch, { recursive: true, force: true });
@@ -232,7 +234,7 @@ describe('npm run build:host', () => {
       ['debian', tarballName('debian', version), undefined],
       ['arch', tarballName('arch', version), 'debian'],
     ]);
-    expect(outcome.skipped).toEqual([{ system: 'alpine', reason: expect.stringMatching(/linked against glibc, and alpine needs a Node linked against musl: give one with --node alpine=PATH/) }]);
+    expect(outcome.skipped).toEqual([{ system: 'alpine', reason: expect.stringMatching(/linked against glibc, and alpine needs a Node linked against musl, which the npm registry does not carry: give one with --node alpine=PATH/) }]);
   });
 
   test('the tarball holds the executable, the launcher and the rouse helper, flat, executable and owned by root', async () => {
@@ -260,6 +262,16 @@ describe('npm run build:host', () => {
       // The package version baked into the Debian executable: what the launcher rolls back to.
       knownGood: `${packageVersionFor('debian', version)}\n`,
     });
+  });
+
+  test('the single executable carries the pinned LTS runtime, not the Node that built it, and says so in version --json', async () => {
+    const cwd = await emptyFolder('sea-runtime');
+    await exec('tar', ['-xzf', outcome.tarballs[0]!.file, '-C', cwd]);
+
+    const { stdout } = await exec(path.join(cwd, 'nox-mesh-host'), ['version', '--json'], { cwd, env: { PATH: await pathWithoutNode() } });
+
+    expect(JSON.parse(stdout)).toEqual({ program: 'nox-mesh-host', version, node: `v${HOST_RUNTIME_VERSION}` });
+    expect(`v${HOST_RUNTIME_VERSION}`).not.toBe(process.version);
   });
 
   test('refuses to build an Alpine executable on a Node linked against glibc when Alpine is asked for', async () => {

@@ -17,10 +17,13 @@
  *
  * The binary is per system. Today the systems differ only in the package version baked in (what
  * the host writes to the launcher's `known-good`: `0.1.0-1` on Debian and Arch, `0.1.0-r0` on
- * Alpine) and in the Node it is built on: Debian and Arch take this machine's Node (glibc), so
- * their two executables are the same bytes, built once; Alpine needs a Node built against musl,
- * given with `--node alpine=PATH`, and is skipped, saying so, without one. The appliers are
- * chosen at run time from the machine's profile.
+ * Alpine) and in the Node it is built on. That Node is never the build machine's: the shipped
+ * host carries a runtime in support, the release scripts/fetch-node.ts pins (HOST_RUNTIME_VERSION,
+ * fetched from the npm registry and cached in .cache/node/), whatever Node builds it. Debian
+ * and Arch take that Node (glibc), so their two executables are the same bytes, built once;
+ * Alpine needs a Node built against musl, which the registry does not carry (packaging/APKBUILD
+ * says why), given with `--node alpine=PATH`, and is skipped, saying so, without one. The
+ * appliers are chosen at run time from the machine's profile.
  *
  * Usage: node scripts/run-ts.cjs scripts/build-host.ts [--out DIR] [--system NAME]...
  *        [--node SYSTEM=PATH]... [--release N] [--bundle-only]
@@ -32,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { fetchNode, HOST_RUNTIME_VERSION } from './fetch-node';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 import { withoutIndentation } from './strip-indentation';
 
@@ -324,17 +328,15 @@ export interface ExecutableResult {
 }
 
 /**
- * Makes a Node single executable of `bundle` at `outFile`: a SEA blob prepared by this Node
- * (`--experimental-sea-config`), injected into a copy of `node` (default: this Node) with
- * postject. The blob carries V8's code cache when the base is this very Node (about 25 ms
- * faster to start); a cache made by another build would be refused, so another base goes
- * without. The base must be the same Node version as this one. The result is never stripped:
- * the host is in a section a strip would drop.
+ * Makes a Node single executable of `bundle` at `outFile`: a SEA blob prepared by `node` itself
+ * (`--experimental-sea-config`), injected into a copy of that same `node` with postject. The
+ * blob's format and V8's code cache in it belong to the Node that prepared it, so the Node that
+ * will run it prepares it: it must be able to run here. The code cache makes the host start
+ * about 25 ms sooner. The result is never stripped: the host is in a section a strip would drop.
  */
-export async function buildSingleExecutable(options: { bundle: string; outFile: string; node?: string }): Promise<ExecutableResult> {
+export async function buildSingleExecutable(options: { bundle: string; outFile: string; node: string }): Promise<ExecutableResult> {
   const started = performance.now();
-  const node = options.node ?? process.execPath;
-  const sameNode = (await fs.realpath(node)) === (await fs.realpath(process.execPath));
+  const node = options.node;
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'sea-'));
   try {
     const blob = path.join(work, 'host.blob');
@@ -344,12 +346,13 @@ export async function buildSingleExecutable(options: { bundle: string; outFile: 
       output: blob,
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
-      useCodeCache: sameNode,
+      useCodeCache: true,
     }));
-    await run(process.execPath, ['--experimental-sea-config', config], 'preparing the single executable blob');
+    await run(node, ['--experimental-sea-config', config], `preparing the single executable blob with ${node}`);
     const executable = path.join(work, 'nox-mesh-host');
     await fs.copyFile(node, executable);
     await fs.chmod(executable, 0o755);
+    // postject is a JavaScript program: any Node runs it.
     await run(process.execPath, [postjectCli(), executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], 'injecting the host into Node (postject)');
     await fs.mkdir(path.dirname(options.outFile), { recursive: true });
     await fs.copyFile(executable, options.outFile);
@@ -411,7 +414,10 @@ export interface HostBuild {
 export interface HostBuildOptions {
   outDir: string;
   systems?: readonly HostSystem[];
-  /** The Node binary each system's executable is built on (default: this Node). */
+  /**
+   * The Node binary each system's executable is built on. Default: Node HOST_RUNTIME_VERSION for
+   * linux-x64 (glibc) from the registry (scripts/fetch-node.ts), fetched when a system needs it.
+   */
   nodeFor?: Partial<Record<HostSystem, string>>;
   /** The package release (Debian/Arch numbering). Default 1. */
   release?: number;
@@ -435,13 +441,14 @@ export async function buildHost(options: HostBuildOptions): Promise<HostBuild> {
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'build-host-'));
   // Systems whose bundles and base Node are the same get the same executable, built once.
   const built = new Map<string, { executable: string; bytes: number; system: HostSystem }>();
+  let shippedRuntime: Promise<string> | undefined;
   try {
     for (const system of options.systems ?? SYSTEMS) {
       const systemStarted = performance.now();
-      const node = options.nodeFor?.[system] ?? process.execPath;
+      const node = options.nodeFor?.[system] ?? (await (shippedRuntime ??= fetchNode()));
       const facts = await inspectNodeBinary(node);
       if (facts.libc !== LIBC[system] && facts.libc !== 'static') {
-        const reason = `${node} is linked against ${facts.libc}, and ${system} needs a Node linked against ${LIBC[system]}: give one with --node ${system}=PATH (the same Node version as this one, ${process.version})`;
+        const reason = `${node} is linked against ${facts.libc}, and ${system} needs a Node linked against ${LIBC[system]}, which the npm registry does not carry: give one with --node ${system}=PATH (Node ${HOST_RUNTIME_VERSION}, the release the other systems carry)`;
         if (asked) throw new Error(`cannot build the ${system} executable: ${reason}`);
         result.skipped.push({ system, reason });
         continue;

@@ -10,11 +10,15 @@
  * itself, and it exits by itself when done), which is the opposite of what dh_installsystemd
  * writes. Arch's is built by the real makepkg (Debian's pacman-package-manager carries it) from
  * the PKGBUILD, run as `nobody` when this runs as root, because makepkg refuses root. Alpine's
- * APKBUILD needs abuild, which Debian does not have; packaging/host-units.test.ts checks it.
+ * APKBUILD needs abuild, which Debian does not have: when the Alpine release tarball is in dist/
+ * (build-host with `--node alpine=PATH`), the recipe is written to dist/alpine/ with its sources
+ * and its checksums filled, for `abuild -r` on an Alpine machine; packaging/APKBUILD says why
+ * there is usually none.
  *
  * Usage: node scripts/run-ts.cjs scripts/build-packages.ts [--out DIR] [--release N] [--fast]
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +32,7 @@ const exec = promisify(execFile);
 export const PACKAGING = path.join(REPOSITORY, 'packaging');
 
 /** Files of packaging/ that the packages install, beside the tarball's members. */
-const PACKAGING_SOURCES = ['nox-mesh-host.service', 'nox-mesh-host-resume.service', 'nox-mesh-host-network.sh'];
+const PACKAGING_SOURCES = ['nox-mesh-host.service', 'nox-mesh-host-resume.service', 'nox-mesh-host-network.sh', 'copyright'];
 
 /** The members every release tarball has. */
 const TARBALL_MEMBERS = ['nox-mesh-host', 'nox-mesh-host-launch', 'nox-mesh-host-rouse'];
@@ -79,9 +83,32 @@ async function gatherSources(tarball: string, dir: string): Promise<void> {
 }
 
 /**
+ * DEBIAN/md5sums for the package staged in `staging`: `<md5>  <path>` for every regular file
+ * but the conffiles (`conffiles`, absolute paths), as dh_md5sums writes it. dpkg records it, and
+ * `dpkg --verify` and debsums check the installed files against it; a conffile's sum is kept by
+ * dpkg from the conffiles list instead.
+ */
+export async function debianMd5sums(staging: string, conffiles: readonly string[]): Promise<string> {
+  const skipped = new Set(conffiles.map((file) => file.replace(/^\//, '')));
+  const lines: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      const relative = path.relative(staging, full);
+      if (relative === 'DEBIAN') continue;
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile() && !skipped.has(relative)) lines.push(`${createHash('md5').update(await fs.readFile(full)).digest('hex')}  ${relative}`);
+    }
+  };
+  await walk(staging);
+  return lines.sort((a, b) => (a.slice(34) < b.slice(34) ? -1 : 1)).map((line) => `${line}\n`).join('');
+}
+
+/**
  * Builds the Debian package with dpkg-deb and returns its path: the tarball's files placed as
- * packaging/debian/layout says, control from packaging/debian/control with the version and
- * installed size filled in, and the maintainer scripts beside it.
+ * packaging/debian/layout says (the copyright file among them), control from
+ * packaging/debian/control with the version and installed size filled in, md5sums of the files,
+ * and the maintainer scripts beside it.
  */
 export async function buildDebianPackage(options: PackageBuildOptions): Promise<string> {
   const version = `${options.version}-${options.release}`;
@@ -110,6 +137,8 @@ export async function buildDebianPackage(options: PackageBuildOptions): Promise<
     await fs.writeFile(path.join(staging, 'DEBIAN', 'control'), control, { mode: 0o644 });
     await fs.copyFile(path.join(PACKAGING, 'debian', 'conffiles'), path.join(staging, 'DEBIAN', 'conffiles'));
     await fs.chmod(path.join(staging, 'DEBIAN', 'conffiles'), 0o644);
+    const conffiles = (await fs.readFile(path.join(PACKAGING, 'debian', 'conffiles'), 'utf8')).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    await fs.writeFile(path.join(staging, 'DEBIAN', 'md5sums'), await debianMd5sums(staging, conffiles), { mode: 0o644 });
     for (const script of ['postinst', 'prerm']) {
       await fs.copyFile(path.join(PACKAGING, 'debian', script), path.join(staging, 'DEBIAN', script));
       await fs.chmod(path.join(staging, 'DEBIAN', script), 0o755);
@@ -183,6 +212,35 @@ export async function buildArchPackage(options: PackageBuildOptions): Promise<st
   }
 }
 
+/** The files of packaging/ the APKBUILD lists in `source`, beside the release tarball. */
+const ALPINE_SOURCES = ['nox-mesh-host.openrc', 'nox-mesh-host-resume.elogind', 'nox-mesh-host-network.sh'];
+
+/**
+ * Writes the Alpine recipe into `outDir` (normally dist/alpine/): packaging/APKBUILD with pkgver
+ * and pkgrel set (Alpine counts releases from 0) and `sha512sums` filled in as `abuild checksum`
+ * writes it, the release tarball under the name the recipe's `source` gives it, and the other
+ * sources. Returns the recipe's path. `abuild -r` there builds the APK on an Alpine machine.
+ */
+export async function writeAlpineRecipe(options: PackageBuildOptions): Promise<string> {
+  await fs.mkdir(options.outDir, { recursive: true });
+  const tarball = tarballName('alpine', options.version);
+  await fs.copyFile(options.tarball, path.join(options.outDir, tarball));
+  for (const file of ALPINE_SOURCES) await fs.copyFile(path.join(PACKAGING, file), path.join(options.outDir, file));
+  const sums: string[] = [];
+  for (const file of [tarball, ...ALPINE_SOURCES]) {
+    sums.push(`${createHash('sha512').update(await fs.readFile(path.join(options.outDir, file))).digest('hex')}  ${file}`);
+  }
+  const template = await fs.readFile(path.join(PACKAGING, 'APKBUILD'), 'utf8');
+  if (!/^sha512sums=""$/m.test(template)) throw new Error('packaging/APKBUILD no longer ends with an empty sha512sums="" line for the build to fill: put it back, or change writeAlpineRecipe in scripts/build-packages.ts');
+  const recipe = template
+    .replace(/^pkgver=.*$/m, `pkgver=${options.version}`)
+    .replace(/^pkgrel=.*$/m, `pkgrel=${options.release - 1}`)
+    .replace(/^sha512sums=""$/m, `sha512sums="\n${sums.join('\n')}\n"`);
+  const file = path.join(options.outDir, 'APKBUILD');
+  await fs.writeFile(file, recipe);
+  return file;
+}
+
 /** The environment makepkg is given when it runs as another user (runuser starts it afresh). */
 const PASSED_TO_MAKEPKG = new Set(['PKGDEST', 'SRCDEST', 'SRCPKGDEST', 'LOGDEST', 'BUILDDIR', 'PACMAN', 'PACKAGER', 'LC_ALL', 'PATH', 'SOURCE_DATE_EPOCH']);
 
@@ -239,6 +297,13 @@ async function main(): Promise<void> {
     const file = await build({ tarball: tarballOf(system), version, release: options.release, outDir: options.outDir, fast: options.fast });
     const bytes = (await fs.stat(file)).size;
     process.stdout.write(`${path.relative(process.cwd(), file) || file}  ${(bytes / 1024 / 1024).toFixed(1)} MB  ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const alpineTarball = path.join(options.outDir, tarballName('alpine', version));
+  if (existsSync(alpineTarball)) {
+    const recipe = await writeAlpineRecipe({ tarball: alpineTarball, version, release: options.release, outDir: path.join(options.outDir, 'alpine') });
+    process.stdout.write(`${path.relative(process.cwd(), recipe) || recipe}  with its sources and checksums: run abuild -r there on an Alpine machine\n`);
+  } else {
+    process.stdout.write(`no Alpine recipe: there is no ${path.basename(alpineTarball)} (build-host needs a musl Node, --node alpine=PATH; see packaging/APKBUILD)\n`);
   }
 }
 

@@ -22,6 +22,10 @@ need zstd zstd
 need bsdtar libarchive-tools
 need systemctl systemd
 need makepkg makepkg
+need zsh zsh
+need fish fish
+need groff groff-base
+need man man-db
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

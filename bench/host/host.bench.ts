@@ -17,6 +17,7 @@ import { WatchedProcess } from '../watched-process';
 import { benchResources, HOST_FILES } from './bench-files';
 import { writeEnrolledStore } from './enrolled-store';
 import { ensureBundle } from './host-bundle';
+import { fetchNode, HOST_RUNTIME_VERSION } from '../../scripts/fetch-node';
 import { killTrials } from './kill-trials';
 import type { InHostPasses } from './in-host-passes';
 import { describeEnvironment, launcherAllocatorEnvironment } from './launcher-environment';
@@ -38,12 +39,16 @@ const GOALS = {
  * checkout's bin/ beside it) and as a pass inside a running host; the bundled host's resident
  * memory while idle; and how long a restarted host takes to its first pass. The long-running
  * host is measured as a machine runs it, under the launcher: with the allocator settings the
- * launcher hands it. `apply` and `reconcile` are run as a person runs them, without.
+ * launcher hands it. `apply` and `reconcile` are run as a person runs them, without. The bundle
+ * runs on the Node the shipped single executable carries (scripts/fetch-node.ts, fetched once
+ * into .cache/node/), not on the Node running the bench, and the runtime floor on that Node too.
  */
 export const hostSection: BenchSection = {
   name: 'host',
   async run(ctx) {
     const bundle = await ensureBundle(ctx.repoDir, ctx.say);
+    ctx.say(`host: the bundle runs on Node ${HOST_RUNTIME_VERSION}, the runtime the single executable carries`);
+    const node = await fetchNode();
     const declarationFile = path.join(ctx.workDir, 'declaration.json');
     await fs.writeFile(declarationFile, JSON.stringify({ resources: benchResources(HOST_FILES) }));
     const figures: Figure[] = [];
@@ -78,7 +83,7 @@ export const hostSection: BenchSection = {
         ];
       });
     };
-    await wholeProcess('bundle', [process.execPath, bundle], byMode(ctx, 1, 10));
+    await wholeProcess('bundle', [node, bundle], byMode(ctx, 1, 10));
 
     const removal: FigureHead = { id: 'host.remove.bundle', group: 'host', label: `remove ${HOST_FILES} owned files, whole process (bundle)`, unit: 'ms' };
     const removalShare: FigureHead = { id: 'host.remove_share.bundle', group: 'host', label: `removing ${HOST_FILES} owned files, as a share of applying them`, unit: '%' };
@@ -93,9 +98,9 @@ export const hostSection: BenchSection = {
         const root = path.join(ctx.workDir, `removal-${run}`);
         await fs.mkdir(root);
         await syncDisks();
-        const applied = await timed(ctx, [process.execPath, bundle, 'apply', declarationFile, '--root', root, '--json'], 'applied');
+        const applied = await timed(ctx, [node, bundle, 'apply', declarationFile, '--root', root, '--json'], 'applied');
         await syncDisks();
-        const gone = await timed(ctx, [process.execPath, bundle, 'apply', emptyFile, '--replace', '--root', root, '--json'], 'removed');
+        const gone = await timed(ctx, [node, bundle, 'apply', emptyFile, '--replace', '--root', root, '--json'], 'removed');
         removed.push(gone);
         shares.push((gone.ms / applied.ms) * 100);
       }
@@ -110,7 +115,7 @@ export const hostSection: BenchSection = {
     await attempt([killed], [undefined], async () => {
       const trials = byMode(ctx, 4, 1000);
       ctx.say(`host: ${trials} × kill -9 during apply or removal, each followed by a run to completion`);
-      const found = await killTrials([process.execPath, bundle], ctx.workDir, trials, ctx.say);
+      const found = await killTrials([node, bundle], ctx.workDir, trials, ctx.say);
       const share = (found.converged / found.trials) * 100;
       const note = `${found.converged} of ${found.trials} trials converged exactly (${found.killedMidway} kills landed while the host ran; 200 files in 10 directories and a declaration removing 50 to 100 of them and adding 100, alternating; bench/host/kill-trials.ts)${found.failures.length === 0 ? '' : `; first failures: ${found.failures.join(' | ')}`}`;
       return [{ ...measured(killed, [share], { goal: GOALS.killConverged, note }), met: found.converged === found.trials }];
@@ -156,7 +161,7 @@ export const hostSection: BenchSection = {
       for (let run = 0; run < runs; run += 1) {
         const root = path.join(ctx.workDir, `hosted-${run}`);
         await fs.mkdir(root);
-        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
+        const host = new WatchedProcess([node, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
         try {
           await host.waitFor(/^hosted: /m);
           await sleep(settleMs);
@@ -186,7 +191,7 @@ export const hostSection: BenchSection = {
       const memory: number[] = [];
       // Run 0 applies the files; the runs after it are restarts over a machine already right.
       for (let run = 0; run <= runs; run += 1) {
-        const host = new WatchedProcess([process.execPath, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
+        const host = new WatchedProcess([node, bundle, 'run', '--root', root], { cwd: ctx.workDir, env: { ...process.env, ...launcherEnvironment } });
         try {
           const passAt = await host.waitFor(/^pass \([^)]*\): /m, { timeoutMs: 60_000 });
           if (run === 0) continue;
@@ -199,10 +204,10 @@ export const hostSection: BenchSection = {
           await host.stop();
         }
       }
-      const floor = await runtimeFloor(ctx, [process.execPath, bundle, 'run', '--root', root], { env: { ...process.env, ...launcherEnvironment }, settleMs, runs: memory.length });
+      const floor = await runtimeFloor(ctx, [node, bundle, 'run', '--root', root], { env: { ...process.env, ...launcherEnvironment }, settleMs, runs: memory.length });
       const overFloor = floor.values === undefined ? floor.why : `${(median(memory) - median(floor.values)).toFixed(1)} MB over the runtime floor: the host's own code and state${floor.why}`;
       return [
-        measured(startToPass, starts, { note: `spawn of \`node nox-mesh-host.cjs run\` to its log line \`pass (start): …\`; the files already in place (a restart); ${underLauncher(launcherEnvironment)}` }),
+        measured(startToPass, starts, { note: `spawn of \`node nox-mesh-host.cjs run\` (Node ${HOST_RUNTIME_VERSION}) to its log line \`pass (start): …\`; the files already in place (a restart); ${underLauncher(launcherEnvironment)}` }),
         measured(enrolledRss, memory, {
           goal: GOALS.rss,
           ...(floor.values === undefined ? {} : { floor: floorOf(floor.label, floor.values) }),
@@ -227,7 +232,8 @@ async function runtimeFloor(ctx: BenchContext, hostArgv: readonly [string, ...st
     ctx.say(`host: runtime floor, node with the ${modules.length} built-in modules the enrolled host loaded, ${options.runs} runs`);
     const values: number[] = [];
     for (let run = 0; run < options.runs; run += 1) {
-      const floor = await startRuntimeFloor(modules, { workDir: ctx.workDir, env: options.env, flags: RUN_PROCESS_FLAGS });
+      // The same Node as the host's command line starts.
+      const floor = await startRuntimeFloor(modules, { workDir: ctx.workDir, env: options.env, flags: RUN_PROCESS_FLAGS, node: hostArgv[0] });
       try {
         await sleep(options.settleMs);
         values.push(residentMb(floor.pid));
@@ -235,7 +241,7 @@ async function runtimeFloor(ctx: BenchContext, hostArgv: readonly [string, ...st
         await floor.stop();
       }
     }
-    return { label: `node with the host's ${modules.length} built-in modules`, values, why: ` (the runtime floor is node ${RUN_PROCESS_FLAGS.join(' ')} under the same settings, having loaded ${modules.join(', ')})` };
+    return { label: `node with the host's ${modules.length} built-in modules`, values, why: ` (the runtime floor is node ${HOST_RUNTIME_VERSION} ${RUN_PROCESS_FLAGS.join(' ')} under the same settings, having loaded ${modules.join(', ')})` };
   } catch (error) {
     return { label: '', why: `the runtime floor could not be measured: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
   }

@@ -57,14 +57,15 @@ export async function builtinsLoadedBy(argv: readonly [string, ...string[]], opt
 }
 
 /**
- * Starts the runtime floor: Node itself, with `flags` and `env` (the host's V8 flags and the
- * launcher's allocator settings), having required `modules` and nothing else. Resolves once it
- * is idle; the caller measures it and stops it.
+ * Starts the runtime floor: Node itself (`node`, default this one: the runtime the host is
+ * measured on), with `flags` and `env` (the host's V8 flags and the launcher's allocator
+ * settings), having required `modules` and nothing else. Resolves once it is idle; the caller
+ * measures it and stops it.
  */
-export async function startRuntimeFloor(modules: readonly string[], options: { workDir: string; env: NodeJS.ProcessEnv; flags: readonly string[] }): Promise<WatchedProcess> {
+export async function startRuntimeFloor(modules: readonly string[], options: { workDir: string; env: NodeJS.ProcessEnv; flags: readonly string[]; node?: string }): Promise<WatchedProcess> {
   const program = path.join(options.workDir, 'runtime-floor.cjs');
   await fs.writeFile(program, FLOOR_PROGRAM);
-  const floor = new WatchedProcess([process.execPath, ...options.flags, program], { cwd: options.workDir, env: { ...options.env, MESH_BENCH_FLOOR_MODULES: JSON.stringify(modules) } });
+  const floor = new WatchedProcess([options.node ?? process.execPath, ...options.flags, program], { cwd: options.workDir, env: { ...options.env, MESH_BENCH_FLOOR_MODULES: JSON.stringify(modules) } });
   try {
     await floor.waitFor(/^floor: ready$/m);
   } catch (error) {

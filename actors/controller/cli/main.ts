@@ -1,4 +1,10 @@
-import { Builtins, Cli } from 'clipanion';
+import { Builtins, Cli, type CommandClass } from 'clipanion';
+import { getDefaultColorDepth } from '../../shared/cli/clipanion-platform';
+import { completionCommand } from '../../shared/cli/completion.command';
+import { CONTROLLER_EXIT_STATUS_HELP } from '../../shared/cli/exit-status';
+import { nameOptionPlaceholders } from '../../shared/cli/named-placeholders';
+import { runCli } from '../../shared/cli/run-cli';
+import { withExitStatusHelp } from '../../shared/cli/with-exit-status-help';
 import { runningVersion } from '../../shared/version';
 import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
@@ -18,21 +24,31 @@ import { StatusCommand } from './status.command';
 import { TokenIssueCommand } from './token-issue.command';
 import { TreeCommand } from './tree.command';
 import { UnassignCommand } from './unassign.command';
+import { VersionCommand } from './version.command';
 import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 
 /** The `mesh-control` command line: the controller's verbs. */
-export function controlCli(): Cli {
-  const cli = new Cli({ binaryLabel: 'Novox Mesh controller', binaryName: 'mesh-control', binaryVersion: runningVersion() });
+export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<Pick<NodeJS.WriteStream, 'getColorDepth'>> = process.stdout): Cli {
+  const cli = new Cli({
+    binaryLabel: 'Novox Mesh controller',
+    binaryName: 'mesh-control',
+    binaryVersion: runningVersion(),
+    enableColors: getDefaultColorDepth(stdout) > 1,
+  });
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  for (const command of [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand]) cli.register(command);
-  for (const command of [ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand]) cli.register(command);
-  cli.register(BrokerRotateCertificateCommand);
-  return cli;
+  const verbs: CommandClass[] = [InitCommand, BrokerCommand, ServeCommand, TokenIssueCommand, NodesCommand, NodeReleaseCommand, NodeRevokeCommand, NodeDeclareCommand, StatusCommand, DoctorCommand, TreeCommand, CallsCommand];
+  verbs.push(ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand);
+  verbs.push(BrokerRotateCertificateCommand);
+  verbs.push(VersionCommand, completionCommand('mesh-control'));
+  for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
+  return nameOptionPlaceholders(cli);
 }
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */
 export function main(): void {
   quietOnClosedOutput();
-  void controlCli().runExit(process.argv.slice(2));
+  void runCli(() => controlCli(), process.argv.slice(2), 'mesh-control').then((status) => {
+    process.exitCode = status;
+  });
 }

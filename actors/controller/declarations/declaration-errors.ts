@@ -65,3 +65,21 @@ export class DeclarationTooLargeForBroker extends OperatorError {
     });
   }
 }
+
+/**
+ * A declaration for a node names shapes its kind of host does not take: an episodic host (a
+ * phone) takes files, directories and actions only, and would refuse the whole declaration.
+ */
+export class ShapeNotTakenByNode extends OperatorError {
+  readonly node: string;
+  readonly keys: string[];
+  constructor(node: string, kind: string, keys: string[], taken: readonly string[], nothingDone: string) {
+    const shown = keys.slice(0, 5).join(', ') + (keys.length > 5 ? ` and ${keys.length - 5} more` : '');
+    super(`node ${node} is an ${kind} host, which takes only ${taken.join(', ')}: ${shown} would be refused there; ${nothingDone}`, {
+      value: node,
+      next: `leave those resources out for ${node}, or put them on a resident node (mesh-control nodes shows each node's kind)`,
+    });
+    this.node = node;
+    this.keys = keys;
+  }
+}

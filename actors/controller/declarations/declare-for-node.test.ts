@@ -4,9 +4,10 @@ import { eventually, useTestController, type TestMachine } from '../enrolment/te
 import { NodeNotFound } from '../store/node-not-found';
 import { ModuleCollision } from '../modules/module-errors';
 import { insertRevision, latestSend, setAssignment } from '../modules/modules.repo';
-import { FileResource } from '../../../schema/resource';
-import { DeclaredResourceReserved, NodeNotEnrolled } from './declaration-errors';
+import { FileResource, PackageResource } from '../../../schema/resource';
+import { DeclaredResourceReserved, NodeNotEnrolled, ShapeNotTakenByNode } from './declaration-errors';
 import type { DeclareOutcome } from './declare-for-node';
+import { assignModules } from '../modules/assign-modules';
 
 const MOTD = { shape: 'file', path: '/etc/motd', content: { text: 'on the mesh\n' } };
 const NGINX = { shape: 'package', name: 'nginx' };
@@ -52,6 +53,24 @@ describe('declaring what a node holds (node.declare)', () => {
     expect(full.declaration.resources.map(resourceKey).slice(-2)).toEqual(['file:/etc/motd', 'package:nginx']);
     const [sent] = await t.ctx.store.query<{ kind: string; digest: string; epoch: number }>('SELECT kind, digest, epoch FROM declarations WHERE node = $1 AND generation = $2', ['uniform', full.declaration.generation]);
     expect(sent).toEqual({ kind: 'full', digest: full.digest, epoch: 3 });
+  });
+
+  test('refuses for an episodic node the shapes it does not take, naming them, and records nothing', async () => {
+    const phone = t.machine('phone', 'none');
+    phone.profile = { ...phone.profile, host_kind: 'episodic' };
+    const token = await t.issue();
+    await t.enrol(token, t.requestFor(phone, token));
+    const refused = declare('phone', [MOTD, NGINX, { shape: 'service', name: 'sshd', state: 'running', enabled: true }]);
+    await expect(refused).rejects.toBeInstanceOf(ShapeNotTakenByNode);
+    await expect(refused).rejects.toThrow(/episodic host, which takes only file, directory, action: package:nginx, service:sshd would be refused there; nothing was declared/);
+    const [row] = await t.ctx.store.query<{ declared_resources: unknown[] }>('SELECT declared_resources FROM nodes WHERE name = $1', ['phone']);
+    expect(row?.declared_resources ?? []).toHaveLength(0);
+    expect(await declare('phone', [MOTD])).toMatchObject({ node: 'phone', resources: 1 });
+
+    const web = { name: 'web-for-phone', version: '1.0', upgrade_policy: 'record' as const, digest: 'b'.repeat(64), source: null, added_at: new Date() };
+    await insertRevision(t.ctx.store, { ...web, resources: [FileResource.parse(MOTD), PackageResource.parse(NGINX)] });
+    await expect(assignModules(t.ctx, { node: 'phone', modules: ['web-for-phone'] })).rejects.toThrow(/package:nginx would be refused there; nothing was assigned/);
+    expect(await t.ctx.store.query('SELECT 1 FROM module_assignments WHERE node = $1', ['phone'])).toHaveLength(0);
   });
 
   test('refuses a resource the overlay writes, and keeps what was declared before', async () => {

@@ -6,6 +6,7 @@ import { nodeState } from './compose-overlay';
 import { setDeclaredResources, getNodeDeclarationState } from './declarations.repo';
 import { DeclaredResourceReserved, NodeBeingReleased, NodeNotEnrolled } from './declaration-errors';
 import { nodeWorkQueue } from './node-work-queue';
+import { refuseShapesOfKind } from './refuse-shapes-of-kind';
 import { MESH_HOSTS_PATH, wireguardConfigPath, wireguardServiceName } from './overlay-resources';
 import type { DeclarationSent } from './send-declaration';
 import { refuseCollisions } from '../modules/node-declarers';
@@ -49,6 +50,7 @@ export async function declareForNode(ctx: ControllerContext, args: NodeDeclareAr
   const reserved = new Set([`file:${wireguardConfigPath(iface)}`, `file:${MESH_HOSTS_PATH}`, ...(service === undefined ? [] : [`service:${service}`])]);
   const clash = resources.map(resourceKey).find((key) => reserved.has(key));
   if (clash !== undefined) throw new DeclaredResourceReserved(clash);
+  refuseShapesOfKind(node, state.profile, resources, 'nothing was declared');
 
   return nodeWorkQueue(ctx).run(node, async () => {
     await refuseCollisions(ctx, node, { declared: resources }, 'nothing was declared');

@@ -5,6 +5,7 @@ import type { ControllerContext } from '../controller-context';
 import { nodeState } from '../declarations/compose-overlay';
 import { NodeBeingReleased, NodeNotEnrolled } from '../declarations/declaration-errors';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
+import { refuseShapesOfKind } from '../declarations/refuse-shapes-of-kind';
 import { failedAdoptionLines } from './failed-adoption-lines';
 import { ModuleNotFound, NodeNotEligible } from './module-errors';
 import { assignmentsOf, newestRevision, newestRevisions, setAssignment, type ModuleRevision } from './modules.repo';
@@ -59,6 +60,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     const unchanged = revisions.filter((revision) => running.has(revision.name)).map((revision) => ({ module: revision.name, version: running.get(revision.name) ?? revision.version }));
     const changed = put.map((revision) => ({ module: revision.name, version: revision.version }));
     if (put.length === 0) return { node, changed, unchanged, sent: null, held: 'nothing changed' };
+    refuseShapesOfKind(node, state.profile, put.flatMap((revision) => revision.resources), 'nothing was assigned');
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {

@@ -6,6 +6,8 @@ import { useDirectFileStdin } from '../../shared/cli/direct-file-stdin';
 import { getDefaultColorDepth } from '../../shared/cli/clipanion-platform';
 import { EXIT_STATUS_HELP } from '../../shared/cli/exit-status';
 import { runCli } from '../../shared/cli/run-cli';
+import { withExitStatusHelp } from '../../shared/cli/with-exit-status-help';
+import { nameOptionPlaceholders } from '../../shared/cli/named-placeholders';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /**
@@ -28,6 +30,7 @@ const VERBS = new Map<string, () => CommandClass>([
   ['run', () => (require('./run.command') as typeof import('./run.command')).RunCommand],
   ['status', () => (require('./status.command') as typeof import('./status.command')).StatusCommand],
   ['tree', () => (require('./tree.command') as typeof import('./tree.command')).TreeCommand],
+  ['completion', () => (require('../../shared/cli/completion.command') as typeof import('../../shared/cli/completion.command')).completionCommand('nox-mesh-host')],
 ]);
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -53,26 +56,11 @@ export function hostCli(verb?: string, stdout: Pick<NodeJS.WriteStream, 'isTTY'>
     enableColors: getDefaultColorDepth(stdout) > 1,
   });
   cli.register(Builtins.HelpCommand);
-  const only = verb === undefined ? undefined : VERBS.get(verb);
-  for (const load of only === undefined ? VERBS.values() : [only]) cli.register(withExitStatusHelp(load()));
-  return cli;
-}
-
-/** The verb with the exit statuses at the end of its `--help` details, said once for all verbs. */
-function withExitStatusHelp(command: CommandClass): CommandClass {
-  const usage = command.usage ?? {};
-  return class extends (command as unknown as new () => object) {
-    static paths = command.paths;
-    static usage = { ...usage, details: `${dedent(usage.details ?? '')}\n\n${EXIT_STATUS_HELP}\n` };
-  } as unknown as CommandClass;
-}
-
-/** Details without the indentation of the source they were written in, so a paragraph added after them reads as one. */
-function dedent(text: string): string {
-  const lines = text.split('\n');
-  const indents = lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length);
-  const common = indents.length === 0 ? 0 : Math.min(...indents);
-  return lines.map((line) => line.slice(common)).join('\n').trim();
+  cli.register(Builtins.VersionCommand);
+  // Completion lists every verb, so it loads them all.
+  const only = verb === undefined || verb === 'completion' ? undefined : VERBS.get(verb);
+  for (const load of only === undefined ? VERBS.values() : [only]) cli.register(withExitStatusHelp(load(), EXIT_STATUS_HELP));
+  return nameOptionPlaceholders(cli);
 }
 
 /** Runs the CLI on this process's arguments and exits with the verb's status. */

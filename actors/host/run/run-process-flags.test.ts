@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { fetchNode } from '../../../scripts/fetch-node';
 
 // V8's flags belong to the whole process, so each case runs in a Node of its own, with and
 // without the run process's flags.
@@ -70,7 +71,66 @@ const BYTECODE_AFTER_COLLECTIONS = `
   })();
 `;
 
+/**
+ * Runs `body` in a process of the shipped runtime (the Node the single executable carries), with
+ * or without the run process's flags and with V8 tracing its memory reducer, until `done` says
+ * the trace is enough or `ms` pass; returns the trace.
+ */
+async function memoryReducerTrace(withFlags: boolean, body: string, done: (trace: string) => boolean, ms: number): Promise<string> {
+  const node = await fetchNode();
+  const script = `
+    const v8 = require('node:v8');
+    if (${withFlags}) require(${JSON.stringify(path.join(__dirname, 'run-process-flags'))}).setRunProcessFlags();
+    v8.setFlagsFromString('--trace-memory-reducer');
+    ${body}
+  `;
+  const child = spawn(node, ['-r', path.join(repo, 'scripts', 'register.cjs'), '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let trace = '';
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the memory reducer's trace was not enough after ${ms} ms: ${JSON.stringify(trace)}`)), ms);
+      child.stdout.on('data', (chunk: Buffer) => {
+        trace += chunk.toString();
+        if (done(trace)) {
+          clearTimeout(timer);
+          resolve(trace);
+        }
+      });
+      child.stderr.on('data', (chunk: Buffer) => { trace += chunk.toString(); });
+      child.on('exit', (code) => reject(new Error(`the measuring process exited ${code}: ${trace}`)));
+    });
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+// A burst of allocation as a pass makes, then nothing: an idle host between passes.
+const BURST_THEN_IDLE = `
+  let held = [];
+  for (let burst = 0; burst < 200; burst += 1) {
+    held.push(Array.from({ length: 20000 }, (_, i) => ({ i, text: 'line ' + i })));
+    if (held.length > 20) held = [];
+  }
+  held = null;
+  setInterval(() => {}, 1000);
+`;
+
 describe('the run process\'s V8 flags', () => {
+  test('have the memory reducer of the shipped runtime favour memory, so that it collects in an idle process whatever rate the last burst had', async () => {
+    // The reducer says at each check whether the allocation rate is low or high and whether it
+    // favours memory ("background") or not ("foreground"). Not favouring it, a check that finds
+    // the rate high only schedules the next one: in an idle host the rate is that of its last
+    // burst, and on Node 24 the collection never came.
+    const decision = /Memory reducer: (low|high) alloc, (foreground|background)/;
+    const said = async (withFlags: boolean) => decision.exec(await memoryReducerTrace(withFlags, BURST_THEN_IDLE, (trace) => decision.test(trace), 120_000))?.[2];
+
+    expect(await said(false)).toBe('foreground');
+    expect(await said(true)).toBe('background');
+    // Favouring memory, it collects (a "started GC" follows).
+    expect(await memoryReducerTrace(true, BURST_THEN_IDLE, (trace) => /Memory reducer: started GC/.test(trace), 120_000)).toMatch(/started GC #1/);
+  }, 400_000);
+
+
   test('keep the young generation at its starting size through bursts that would grow it', () => {
     const uncapped = Number(measuredIn(false, YOUNG_GENERATION_AFTER_BURSTS));
     const capped = Number(measuredIn(true, YOUNG_GENERATION_AFTER_BURSTS));

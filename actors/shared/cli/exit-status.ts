@@ -23,3 +23,9 @@ export const EXIT_STATUS_HELP =
   'kept; 2 usage (the command line is wrong, nothing was done); 4 the store is damaged, or ' +
   'missing where the state directory shows earlier use; 5 the broker presents a certificate this ' +
   'node does not pin (see nox-mesh-host status).';
+
+/** The exit statuses of `mesh-control`, as its verbs' `--help` and its manual page say them. */
+export const CONTROLLER_EXIT_STATUS_HELP =
+  'Exit status: 0 done (for doctor: every probe passed); 1 something failed or was refused, or a ' +
+  'probe failed or could not run (said on stderr, and under --json in the document); 2 usage (the ' +
+  'command line is wrong, nothing was done).';
