@@ -202,6 +202,17 @@ export class MeshRig {
   }
 
   /**
+   * Stops `mesh-control broker` and starts it again on the same configuration, as a restart of
+   * its service would: every connection to it drops, and each client must connect again.
+   */
+  async restartBroker(): Promise<void> {
+    await this.broker?.stop();
+    this.broker = this.spawn('broker', [MESH_CONTROL, 'broker', '--dir', this.meshDir], `broker-${this.started.length}.log`);
+    const running = await this.broker.waitFor(/broker running \(nats-server pid (\d+)\)/, { timeoutMs: 30_000 });
+    this.natsPid = Number(running[1]);
+  }
+
+  /**
    * Stops everything it started, hosts first, then the controller, then the broker, each with
    * SIGTERM and SIGKILL after a grace period, and returns how each ended. Safe to call more than
    * once, and after a start that failed half way. Leaves the files: the caller decides whether

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Condition } from './condition';
+import { BrokerCertificateStatus } from './broker-certificate-status';
 import { DoctorSummary } from './doctor';
 import { Count, IsoTime } from './primitives';
 import { HostKind } from './resource';
@@ -99,6 +100,8 @@ export const ControllerStatus = z.strictObject({
   doctor: DoctorSummary.nullable().optional(),
   /** Hand acts recorded in the seven days before composing (`mesh-control hand-acts` lists them and the causes that came back). */
   hand_acts_week: Count,
+  /** The broker's certificate: expiry, a rotation under way, nodes pinning only the old one. Absent from a status composed without it. */
+  broker_certificate: BrokerCertificateStatus.optional(),
   /** Open problems, most pressing first; empty when all is well. */
   problems: z.array(StatusProblem),
   /**

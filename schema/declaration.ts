@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { BrokerFingerprints } from './broker-fingerprints';
 import { Overlay } from './overlay';
 import { Owned } from './owned';
 import { Count, IsoTime, NodeName } from './primitives';
@@ -21,7 +22,8 @@ const OVERLAY_SHAPES = new Set(['file', 'directory', 'service']);
  * (fencing: the host refuses one older than the highest it has seen); `generation` increases
  * per node, so an older declaration arriving late is refused. `previously_owned` is the
  * controller's copy of what the node last reported owning, sent only when the node rebuilds a
- * lost store.
+ * lost store. `broker_fingerprints`, when present, are the broker certificates the node pins
+ * from now on (the current, and the next while it is rotated): a pin reaches a node only signed.
  */
 export const Declaration = z
   .strictObject({
@@ -33,6 +35,7 @@ export const Declaration = z
     resources: ResourceList,
     overlay: Overlay.optional(),
     previously_owned: Owned.optional(),
+    broker_fingerprints: BrokerFingerprints.optional(),
   })
   .superRefine((declaration, ctx) => {
     const refuse = (path: string, message: string) =>

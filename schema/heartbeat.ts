@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { BrokerFingerprints } from './broker-fingerprints';
 import { HostVersion, IsoTime, NodeName } from './primitives';
 import { HostKind } from './resource';
 
@@ -26,6 +27,11 @@ export const Heartbeat = z.strictObject({
    * that predates it still reads those.
    */
   deaf: z.strictObject({ since: IsoTime, reason: DeafReason }).optional(),
+  /**
+   * The broker certificates the host pins now (see BrokerFingerprints), so the controller can
+   * say which nodes would be cut off by a certificate switch. Absent from a host that predates it.
+   */
+  broker_fingerprints: BrokerFingerprints.optional(),
 });
 /** See {@link Heartbeat}. */
 export type Heartbeat = z.infer<typeof Heartbeat>;

@@ -28,6 +28,11 @@ export const HostPins = z.strictObject({
     error: 'expected a broker address like "tls://broker.example:4222"',
   }),
   broker_fingerprint: Sha256Hex,
+  /**
+   * The broker's next certificate, pinned beside the current one while the broker's certificate
+   * is rotated: set and cleared only by a signed declaration (`broker_fingerprints`).
+   */
+  next_broker_fingerprint: Sha256Hex.optional(),
   controller_public_key: Base64Bytes32,
 });
 /** See {@link HostPins}. */

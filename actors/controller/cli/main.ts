@@ -18,6 +18,7 @@ import { ModuleAddCommand } from './module-add.command';
 import { NodeDeclareCommand } from './node-declare.command';
 import { NodeReleaseCommand } from './node-release.command';
 import { NodeRevokeCommand } from './node-revoke.command';
+import { BrokerRotateCertificateCommand } from './broker-rotate-certificate.command';
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
@@ -43,6 +44,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(ConditionsCommand, ConditionsShowCommand, ConditionsSilenceCommand, ConditionsHistoryCommand);
   verbs.push(ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand);
   verbs.push(HandActRecordCommand, HandActsCommand, DurationsCommand);
+  verbs.push(BrokerRotateCertificateCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
   return nameOptionPlaceholders(cli);

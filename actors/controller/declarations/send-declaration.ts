@@ -6,6 +6,7 @@ import { envelopeDigest, sealEnvelope } from '../../shared/crypto/envelope';
 import type { ControllerContext } from '../controller-context';
 import { meshTally } from '../metrics/mesh-tally';
 import { NotActing } from '../lease/lease-errors';
+import { fingerprintsToPin, readBrokerCertificates } from '../broker/broker-certificates';
 import { busObjects } from './bus-objects';
 import { DeclarationTooLargeForBroker } from './declaration-errors';
 import { composeFull } from './compose-full';
@@ -64,6 +65,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
   const sentAt = ctx.now();
   const epoch = ctx.epoch();
   const before = composed.kind === 'final' ? await getNodeDeclarationState(ctx.store, node) : undefined;
+  const brokerFingerprints = await brokerFingerprintsToSend(ctx);
   const { envelope, generation, digest } = await ctx.store.transaction(async (tx) => {
     const generation = await allotGeneration(tx, node);
     const payload = parseContract(
@@ -77,6 +79,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
         resources: composed.resources,
         ...(composed.overlay === undefined ? {} : { overlay: composed.overlay }),
         ...(composed.previously_owned === undefined ? {} : { previously_owned: composed.previously_owned }),
+        ...(brokerFingerprints === undefined ? {} : { broker_fingerprints: brokerFingerprints }),
       },
       'declaration',
     );
@@ -117,6 +120,23 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
   ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`, { node, generation, epoch, kind: composed.kind });
   meshTally(ctx).declarationSent(composed.kind);
   return { node, generation, epoch, kind: composed.kind, digest };
+}
+
+/**
+ * The broker certificates every declaration pins (the current, and the next during a rotation),
+ * read from the broker directory each time, so a rotation reaches every node with its next
+ * declaration. Left out when they cannot be read (the node keeps the pins it has): said in the
+ * log unless the broker directory is simply not on this machine.
+ */
+async function brokerFingerprintsToSend(ctx: ControllerContext): Promise<string[] | undefined> {
+  try {
+    return fingerprintsToPin(await readBrokerCertificates(ctx.config.broker.cert_file, ctx.config.broker.dir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      ctx.log(`the broker certificate could not be read, so this declaration pins none (nodes keep the pins they have): ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return undefined;
+  }
 }
 
 /**

@@ -34,6 +34,20 @@ describe('the certificate probe', () => {
     expect(report.probes[0]).toMatchObject({ verdict: 'pass' });
   });
 
+  test('warns of nodes that pin only the old certificate after a switch, saying how to enrol them again', async () => {
+    const pins = async () => ({ fingerprint: 'a'.repeat(64), expires_at: new Date(validTo).toISOString(), next: null, pinning_only_old: [{ node: 'laptop-7', pins: ['f'.repeat(64)] }], pins_unknown: [] });
+    const report = await runProbes([certificateProbe(certFile, at(validTo - 60 * DAY), undefined, pins)], { source: 'directory' });
+    expect(report.probes[0]).toMatchObject({ verdict: 'warn', detail: expect.stringContaining('pinning only the old certificate, so cut off from the broker: laptop-7') });
+    expect(report.probes[0]?.next).toMatch(/mesh-control token issue --node NAME/);
+  });
+
+  test('warns of nodes that do not pin an announced next certificate yet, before the switch', async () => {
+    const pins = async () => ({ fingerprint: 'a'.repeat(64), expires_at: new Date(validTo).toISOString(), next: { fingerprint: 'b'.repeat(64), expires_at: new Date(validTo).toISOString() }, pinning_only_old: [{ node: 'laptop-7', pins: ['a'.repeat(64)] }], pins_unknown: [] });
+    const report = await runProbes([certificateProbe(certFile, at(validTo - 60 * DAY), undefined, pins)], { source: 'directory' });
+    expect(report.probes[0]).toMatchObject({ verdict: 'warn', detail: expect.stringContaining('not pinned yet by: laptop-7') });
+    expect(report.probes[0]?.next).toMatch(/before mesh-control broker rotate-certificate --switch/);
+  });
+
   test('warns inside thirty days of the end, naming the date, and still counts as ok', async () => {
     const report = await runProbes([certificateProbe(certFile, at(validTo - 10 * DAY))], { source: 'directory' });
     expect(report.probes[0]).toMatchObject({ verdict: 'warn', detail: expect.stringContaining(new Date(validTo).toISOString()) });

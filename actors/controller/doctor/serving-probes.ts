@@ -1,5 +1,6 @@
 import type { ControllerContext } from '../controller-context';
 import { brokerProbe } from './broker.probe';
+import { brokerCertificateStatus } from '../broker/broker-certificate-status';
 import { certificateProbe } from './certificate.probe';
 import { declarationStreamProbe } from './declaration-stream.probe';
 import { declarationsValidProbe } from './declarations-valid.probe';
@@ -23,7 +24,7 @@ export function servingProbes(ctx: ControllerContext, sources: ServingProbeSourc
     brokerProbe(nc, ctx.config.broker.url),
     declarationStreamProbe(nc, ctx.store),
     leaseProbe({ ...sources.lease, now: ctx.now }),
-    certificateProbe(ctx.config.broker.cert_file, ctx.now),
+    certificateProbe(ctx.config.broker.cert_file, ctx.now, undefined, () => brokerCertificateStatus(ctx.store, ctx.config.broker.cert_file, ctx.config.broker.dir)),
     nodeReportsProbe(ctx.store, ctx.now),
     declarationsValidProbe({ store: ctx.store, config: ctx.config, signingKey: ctx.signingKey, now: ctx.now, epoch: () => ctx.epoch(), maxPayload: () => ctx.nc.info?.max_payload }),
   ];

@@ -5,6 +5,7 @@ import { durationsOf } from '../durations/duration-recorder';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
+import { recordBrokerPins } from '../broker/broker-pins.repo';
 
 /**
  * Takes one heartbeat as it arrived on `mesh.node.<node>.heartbeat`: the node was heard from
@@ -34,6 +35,8 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   if (ctx.lease?.isActing() === false) return false;
   const at = ctx.now();
   const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
+  // What the node pins, for a certificate rotation: kept only when it changed.
+  if (recorded && heartbeat.data.broker_fingerprints !== undefined) await recordBrokerPins(ctx.store, node, heartbeat.data.broker_fingerprints, at);
   if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`);
   else durationsOf(ctx.store).heartbeat(node, at);
   if (back !== undefined) {

@@ -6,6 +6,7 @@ import { publicKeyOf, readKeyFile } from '../../shared/crypto';
 import { MeshConfigInvalid } from '../config/config-errors';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
+import { brokerCertificatesOnDisk } from '../broker/broker-certificates';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
 import type { ControllerContext } from '../controller-context';
 import type { ControllerLog } from '../logs/log-fields';
@@ -86,7 +87,7 @@ export async function openController(dir: string, options: OpenControllerOptions
       maxReconnectAttempts: -1,
       reconnectTimeWait: 1000,
       timeout: 5000,
-    }).catch((error: unknown) => {
+    }, { alsoTrusted: () => brokerCertificatesOnDisk(config.broker.cert_file, config.broker.dir) }).catch((error: unknown) => {
       throw error instanceof BrokerUnreachable ? new BrokerUnreachableAtStart(error.url, error.reason, layout.dir, error) : error;
     });
     const stream = await ensureDeclarationStream(nc);

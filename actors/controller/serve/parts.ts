@@ -1,3 +1,4 @@
+import { certificatePart } from '../broker/certificate.part';
 import { busRepairPart } from '../declarations/bus-repair.part';
 import { declarationsPart } from '../declarations/declarations.part';
 import { durationsPart } from '../durations/durations.part';
@@ -33,7 +34,7 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
     // The composer and sender: declarations (and the overlays missed while no controller acted),
     // release, and the read-back that repairs the stream and the nodes' consumers.
-    { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs)] },
+    { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
     // Modules, assignment, push and staged rollout plans, which send through the composer.
     { id: 'plans', parts: [plansPart()], after: ['declarations'] },
     // What people did by hand, and how long things took as they were heard (hand-acts, durations).

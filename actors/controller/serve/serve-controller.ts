@@ -34,6 +34,7 @@ import { watchdogPart } from '../conditions/watchdog.part';
 import { recordHandAct } from '../hand-acts/record-hand-act';
 import { WATCHDOG_SETTINGS, type WatchdogSettings } from '../conditions/watchdog-settings';
 import { StatusBoard } from '../status/status-board';
+import { brokerCertificateStatus } from '../broker/broker-certificate-status';
 import { statusPart } from '../status/status.part';
 import { brokerUsersService } from './broker-users.service';
 import { busService } from './bus.service';
@@ -222,7 +223,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), conditions: () => conditions.open(ctx.now()) }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), conditions: () => conditions.open(ctx.now()), brokerCertificate: () => brokerCertificateStatus(ctx.store, ctx.config.broker.cert_file, ctx.config.broker.dir) }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,

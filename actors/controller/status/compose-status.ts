@@ -4,6 +4,7 @@ import { isSilenced, sortConditions } from '../conditions/condition-store';
 import type { LeaseHolder } from '../../../schema/lease-holder';
 import type { SupervisionTreeNode } from '../../shared/supervisor/describe-tree';
 import type { DoctorSummary } from '../../../schema/doctor';
+import type { BrokerCertificateStatus } from '../../../schema/broker-certificate-status';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseGate } from '../lease/lease-gate';
 import { readEpochFloor } from '../store/controller-epoch.repo';
@@ -29,6 +30,8 @@ export interface StatusSources {
   doctor?: () => DoctorSummary | null;
   /** The open conditions (ConditionStore); none shown when not given. */
   conditions?: () => Promise<Condition[]>;
+  /** The broker's certificate and who pins it (brokerCertificateStatus); none shown when not given. */
+  brokerCertificate?: () => Promise<BrokerCertificateStatus>;
   now(): Date;
 }
 
@@ -89,6 +92,10 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
   const repairs = sources.busRepairs?.();
+  const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
+    problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });
+    return undefined;
+  });
 
   const byReason: Record<string, number> = {};
   for (const refusal of refusals) byReason[refusal.reason] = (byReason[refusal.reason] ?? 0) + Number(refusal.count);
@@ -122,6 +129,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     hand_acts_week: handActsWeek,
     problems: conditions?.unreadable == null ? problems : [{ kind: 'conditions', subject: 'conditions', detail: `the open conditions could not be read: ${conditions.unreadable}` }, ...problems],
     ...(conditions === undefined ? {} : { conditions, all_well: conditions.unreadable === null && conditions.open === 0 && problems.length === 0 }),
+    ...(certificate === undefined ? {} : { broker_certificate: certificate }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ControllerStatus } from '../../../schema/controller-status';
 import { conditionLine } from '../conditions/format-conditions';
 import { formatSpan } from '../nodes/format-span';
+import { formatBrokerCertificate } from '../broker/broker-certificate-status';
 
 /**
  * Status for a person, led by the open conditions (urgent first; "all well" only when none is
@@ -56,6 +57,7 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
     lines.push(repairs.total === 0 && kinds === '' ? 'bus repairs: none' : `bus repairs: ${repairs.total}${kinds === '' ? '' : ` (${kinds})`}${last}`);
   }
 
+  if (status.broker_certificate !== undefined) lines.push(formatBrokerCertificate(status.broker_certificate, now));
   if (status.doctor !== undefined) {
     const { doctor } = status;
     lines.push(doctor === null

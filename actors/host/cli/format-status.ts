@@ -22,6 +22,7 @@ export function formatStatus(status: HostStatus, now: Date): string {
     lines.push(['last declaration', held === null ? 'none' : `generation ${held.generation} (${held.kind}, epoch ${held.epoch}, ${held.resources} resources), ${held.taken_at === null ? 'held since before the host started' : `taken ${ago(held.taken_at, now)} ago`}`]);
   }
   if (status.revoked !== undefined) lines.push(['revoked', status.revoked.detail]);
+  if (status.certificate_unpinned !== undefined) lines.push(['certificate', `not pinned since ${status.certificate_unpinned.since}: ${status.certificate_unpinned.detail}`]);
   const width = Math.max(...lines.map(([name]) => name.length));
   return lines.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
 }

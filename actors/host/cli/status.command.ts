@@ -1,4 +1,5 @@
 import { Command } from 'clipanion';
+import { EXIT } from '../../shared/cli/exit-status';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { readRunningHost } from '../run/running-host';
 import { formatStatus } from './format-status';
@@ -12,12 +13,16 @@ export class StatusCommand extends HostCommand {
     details: `
       Read from the status file the running host rewrites whenever something changes
       (host-status.json in its state directory): nothing is asked of the host, which opens no
-      socket. A host that is not running is said to be so, and the status is 1.
+      socket. A host that is not running is said to be so, and the status is 1. A host that runs
+      but cannot link because the broker presents a certificate it does not pin (the mesh rotated
+      its broker certificate while this machine was away) says what to do, and the status is 5.
     `,
   });
 
   async run(): Promise<CommandResult> {
     const status = await readRunningHost((await this.settings()).stateDir);
-    return { text: formatStatus(status, new Date()), json: { running: true, ...status } };
+    // A distinct status, so a script can tell "running but cut off until enrolled again".
+    const unpinned = status.certificate_unpinned !== undefined && status.stopped === undefined;
+    return { text: formatStatus(status, new Date()), json: { running: true, ...status }, ...(unpinned ? { exitCode: EXIT.brokerNotPinned } : {}) };
   }
 }

@@ -113,4 +113,27 @@ describe('the declaration gate', () => {
   test('refuses everything while the host is not enrolled', () => {
     expect(admitDeclaration(seal(declaration()), { ...state, identity: null, pins: null }, rules)).toMatchObject({ ok: false, reason: 'wrong_node' });
   });
+
+  test('admits broker pins that keep a certificate it pins now: the next one announced beside it', () => {
+    const admission = admitDeclaration(seal(declaration({ broker_fingerprints: ['f'.repeat(64), 'a'.repeat(64)] })), state, rules);
+    expect(admission).toMatchObject({ ok: true, declaration: { broker_fingerprints: ['f'.repeat(64), 'a'.repeat(64)] } });
+  });
+
+  test('refuses broker pins that keep none of the certificates it pins, since taking them would cut the node off', () => {
+    const admission = admitDeclaration(seal(declaration({ broker_fingerprints: ['a'.repeat(64)] })), state, rules);
+    expect(admission).toMatchObject({ ok: false, reason: 'malformed', generation: 3 });
+    expect(!admission.ok && admission.detail).toMatch(/pins broker certificates sha256 a{64}, none of which this host pins now \(sha256 f{64}\): taking it would cut this node off/);
+  });
+
+  test('refuses broker pins that are not fingerprints, or three of them, as malformed', () => {
+    for (const pins of [['F'.repeat(64)], ['f'.repeat(64), 'a'.repeat(64), 'b'.repeat(64)], ['f'.repeat(64), 'f'.repeat(64)], []]) {
+      const admission = admitDeclaration(seal(declaration({ broker_fingerprints: pins })), state, rules);
+      expect([pins.length, admission.ok && 'admitted', !admission.ok && admission.reason]).toEqual([pins.length, false, 'malformed']);
+    }
+  });
+
+  test('refuses broker pins signed by another key: a pin arrives only signed by the mesh', () => {
+    const admission = admitDeclaration(seal(declaration({ broker_fingerprints: ['f'.repeat(64), 'a'.repeat(64)] }), stranger.secret_key), state, rules);
+    expect(admission).toMatchObject({ ok: false, reason: 'foreign_key' });
+  });
 });

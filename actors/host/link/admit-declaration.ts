@@ -60,6 +60,8 @@ const DEFAULT_RULES: AdmissionRules = {
  * seen (stale_epoch: fencing a controller that lost its lease), it is newer than the declaration
  * held (older_generation: a replay, or one overtaken on the way), it does not name the host's
  * own unit or state (own_unit), and it names only shapes this host takes (shape_not_supported).
+ * Broker certificates it pins must keep one this host pins now (malformed otherwise): taking
+ * a set without it would cut the node off at its next connection.
  *
  * Pure apart from the signature check: the state is read, never written.
  */
@@ -98,6 +100,8 @@ export function admitDeclaration(envelope: unknown, state: HostState, rules: Adm
       ...claims,
     };
   }
+  const unreachable = brokerPinsUnreachable(declaration, state.pins);
+  if (unreachable !== undefined) return { ok: false, reason: 'malformed', detail: unreachable, ...claims };
   const ownUnit = declaration.resources.map((resource) => namesHostItself(resource, rules)).find((why) => why !== undefined);
   if (ownUnit !== undefined) return { ok: false, reason: 'own_unit', detail: ownUnit, ...claims };
   const allowed = new Set(rules.shapes);
@@ -114,6 +118,16 @@ export function admitDeclaration(envelope: unknown, state: HostState, rules: Adm
   // as its own rather than verifying the same bytes again.
   rememberVerified(opened.envelope, state.pins.controller_public_key, declaration);
   return { ok: true, declaration, envelope: opened.envelope, digest: opened.digest };
+}
+
+// A rotation moves one step at a time: the signed set keeps a certificate the node pins now,
+// so the node can always link again. Anything else is a controller's mistake, refused whole.
+function brokerPinsUnreachable(declaration: Declaration, pins: NonNullable<HostState['pins']>): string | undefined {
+  const given = declaration.broker_fingerprints;
+  if (given === undefined) return undefined;
+  const held = [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
+  if (given.some((fingerprint) => held.includes(fingerprint))) return undefined;
+  return `the declaration pins broker certificates sha256 ${given.join(', sha256 ')}, none of which this host pins now (sha256 ${held.join(', sha256 ')}): taking it would cut this node off from the broker; a certificate rotation announces the next certificate before the switch (mesh-control broker rotate-certificate)`;
 }
 
 function namesHostItself(resource: Resource, rules: AdmissionRules): string | undefined {

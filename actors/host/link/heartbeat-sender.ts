@@ -25,6 +25,8 @@ export interface HeartbeatFacts {
   now(): Date;
   /** While the host cannot hear its declarations (DeclarationIntake.deafness); never, unless given. */
   deafness?(): Deafness | null;
+  /** The broker certificates the host pins now (current, then next); not said unless given. */
+  brokerFingerprints?(): string[];
 }
 
 /** Heartbeats going out on one connection. */
@@ -46,6 +48,7 @@ export function buildHeartbeat(facts: HeartbeatFacts, first: boolean): Heartbeat
     last_reconcile_at: timestampOrNull(facts.lastReconcileAt()),
     uptime_seconds: Math.max(0, Math.round(facts.uptimeSeconds())),
     ...deafPart(facts.deafness?.() ?? null),
+    ...(facts.brokerFingerprints === undefined ? {} : { broker_fingerprints: facts.brokerFingerprints() }),
   }, 'heartbeat');
 }
 

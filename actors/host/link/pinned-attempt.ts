@@ -9,14 +9,16 @@ import { deadLinkPings } from './dead-link-pings';
 /** Who connects, where, and how soon a silent connection counts as dead. */
 export interface PinnedAttemptOptions {
   identity: HostIdentity;
-  pins: HostPins;
+  /** Read at each attempt: a signed declaration may have pinned the broker's next certificate. */
+  pins: HostPins | (() => HostPins);
   /** A connection whose pings go unanswered this long is closed (see deadLinkPings). */
   deadLinkMs: number;
 }
 
 /**
  * One attempt to link, for the link machine's `attempt`: the broker's certificate is probed and
- * compared with the pin before anything is sent, then the node connects as its own nkey user
+ * compared with the pins (the current certificate, and the next during a rotation) before
+ * anything is sent, then the node connects as its own nkey user
  * with its own inbox prefix. The client's reconnection is off — the link machine decides when
  * to try again — and its pings are set so a dead connection is found within `deadLinkMs`.
  *
@@ -24,9 +26,11 @@ export interface PinnedAttemptOptions {
  * after that is closed as soon as it exists, and so is one made just before the machine let go.
  */
 export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInput, signal: AbortSignal) => Promise<NatsConnection> {
-  const { identity, pins } = options;
+  const { identity } = options;
   return async (input, signal) => {
-    const connection = await connectPinned(pins.broker_url, pins.broker_fingerprint, {
+    const pins = typeof options.pins === 'function' ? options.pins() : options.pins;
+    const fingerprints = [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
+    const connection = await connectPinned(pins.broker_url, fingerprints, {
       authenticator: nkeyAuthenticator(nkeySeedOf(identity.secret_key)),
       inboxPrefix: nodeInboxPrefix(identity.node),
       name: `nox-mesh-host ${identity.node}`,

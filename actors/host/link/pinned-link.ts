@@ -8,7 +8,7 @@ import { linkLogic } from './link.actor';
 import { pinnedAttempt } from './pinned-attempt';
 import { watchConnection } from './watch-connection';
 import { monotonicMs } from '../../shared/time/monotonic-ms';
-import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
+import { BrokerRefusedCredentials, FingerprintMismatch } from '../../shared/bus/bus-errors';
 
 /** What the link tells the host about its connection. */
 export interface LinkListener {
@@ -20,6 +20,11 @@ export interface LinkListener {
   unreachable?(): void;
   /** The broker refused this node's credentials (its user is gone, or its key is not the one it knows). */
   refused?(): void;
+  /**
+   * The broker presented a certificate this node does not pin: nothing was sent to it. The
+   * mesh rotated its certificate while the node was away, or something intercepts the link.
+   */
+  unpinned?(mismatch: FingerprintMismatch): void;
   /** Something a person reading the host's log should see; never carries key material. */
   note(line: string): void;
 }
@@ -27,7 +32,8 @@ export interface LinkListener {
 /** Where and as whom the link connects, and how patiently. */
 export interface PinnedLinkOptions {
   identity: HostIdentity;
-  pins: HostPins;
+  /** The pins, or how to read them at each attempt (a declaration may pin a next certificate). */
+  pins: HostPins | (() => HostPins);
   listener: LinkListener;
   backoff?: Partial<LinkBackoff>;
   timings?: Partial<LinkTimings>;
@@ -86,17 +92,19 @@ const FLUSH_ON_CLOSE_MS = 2000;
  * The host only dials out: nothing here listens.
  */
 export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
-  const { identity, pins, listener } = options;
+  const { identity, listener } = options;
+  const pinsNow = typeof options.pins === 'function' ? options.pins : ((pins: HostPins) => () => pins)(options.pins);
   const deadLinkMs = options.deadLinkMs ?? DEFAULT_DEAD_LINK_MS;
   let current: NatsConnection | null = null;
   let everLinked = false;
   let lastNoted: string | null = null;
   const capMs = options.backoff?.capMs ?? DEFAULT_LINK_BACKOFF.capMs;
 
-  const attempt = pinnedAttempt({ identity, pins, deadLinkMs });
+  const attempt = pinnedAttempt({ identity, pins: pinsNow, deadLinkMs });
   const logic = linkLogic<NatsConnection>({
     attempt: (input, signal) => attempt(input, signal).catch((error: unknown) => {
       if (error instanceof BrokerRefusedCredentials) listener.refused?.();
+      if (error instanceof FingerprintMismatch) listener.unpinned?.(error);
       throw error;
     }),
     watch: watchConnection,
@@ -110,7 +118,7 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
       if (replacing) listener.note('the link did not answer the rouse, and a new connection was made beside it; the old one is closed');
       current = connection;
       lastNoted = null;
-      listener.note(`linked to ${pins.broker_url} as node ${identity.node}`);
+      listener.note(`linked to ${pinsNow().broker_url} as node ${identity.node}`);
       listener.linked(connection, everLinked);
       everLinked = true;
     },

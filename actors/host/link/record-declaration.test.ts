@@ -35,4 +35,25 @@ describe('taking an admitted declaration', () => {
     expect(recordDeclaration(before, admitted(4, 5)).highest_epoch).toBe(5);
     expect(recordDeclaration({ ...before, highest_epoch: 8 }, admitted(4, 5)).highest_epoch).toBe(8);
   });
+
+  const pinned: HostState = {
+    ...before,
+    pins: { broker_url: 'tls://broker.example:4222', broker_fingerprint: 'f'.repeat(64), controller_public_key: 'k'.repeat(43) + '=' },
+  };
+  const withPins = (pins: string[] | undefined): Admitted => {
+    const taken = admitted(4, 7);
+    return { ...taken, declaration: { ...taken.declaration, ...(pins === undefined ? {} : { broker_fingerprints: pins }) } };
+  };
+
+  test('pins the broker\'s next certificate beside the current one, then the new one alone after the switch', () => {
+    const during = recordDeclaration(pinned, withPins(['f'.repeat(64), 'a'.repeat(64)]));
+    expect(during.pins).toEqual({ ...pinned.pins, broker_fingerprint: 'f'.repeat(64), next_broker_fingerprint: 'a'.repeat(64) });
+    const after = recordDeclaration(during, withPins(['a'.repeat(64)]));
+    expect(after.pins).toEqual({ ...pinned.pins, broker_fingerprint: 'a'.repeat(64) });
+  });
+
+  test('leaves the pins as they are when the declaration names no broker certificate', () => {
+    const during = recordDeclaration(pinned, withPins(['f'.repeat(64), 'a'.repeat(64)]));
+    expect(recordDeclaration(during, withPins(undefined)).pins).toEqual(during.pins);
+  });
 });

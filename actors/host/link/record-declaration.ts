@@ -6,10 +6,13 @@ import type { Admitted } from './admit-declaration';
  * signed envelope, verified again whenever it is read), the epoch fence rises to its epoch, the
  * count of declarations taken goes up, and what a person applied by hand is dropped — the
  * controller's declaration supersedes a local repair, which only had to hold until it came.
+ * Broker certificates it names become the pins (the first the current, a second the next); a
+ * declaration naming none leaves the pins as they are.
  */
 export function recordDeclaration(state: HostState, admitted: Admitted): HostState {
   return {
     ...state,
+    pins: pinsAfter(state.pins, admitted.declaration.broker_fingerprints),
     last_declaration: {
       envelope: admitted.envelope,
       applied_generation: admitted.declaration.generation,
@@ -19,4 +22,12 @@ export function recordDeclaration(state: HostState, admitted: Admitted): HostSta
     sequence: state.sequence + 1,
     local_resources: [],
   };
+}
+
+function pinsAfter(pins: HostState['pins'], fingerprints: readonly string[] | undefined): HostState['pins'] {
+  if (pins === null || fingerprints === undefined) return pins;
+  const [current, next] = fingerprints;
+  if (current === undefined) return pins;
+  const { next_broker_fingerprint: _dropped, ...rest } = pins;
+  return { ...rest, broker_fingerprint: current, ...(next === undefined ? {} : { next_broker_fingerprint: next }) };
 }

@@ -63,6 +63,11 @@ export interface HostStatus {
    * credentials): what happened and what to do. The store is let go while it is.
    */
   revoked?: { node: string; refused_since: string; detail: string };
+  /**
+   * Present while the broker presents a certificate this node does not pin (a rotation the node
+   * was away for, or an interception): what was met, what is pinned, and what to do.
+   */
+  certificate_unpinned?: { since: string; broker_url: string; presented: string | null; pinned: string[]; detail: string };
   /** The live supervision tree; null while the host waits to be enrolled and has none. */
   tree: SupervisionTreeNode | null;
   /** Set in the last status a host writes as its process ends; absent while it runs. */

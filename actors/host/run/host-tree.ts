@@ -148,6 +148,7 @@ export function composeStatus(root: RootSupervisor, lifecycle: HostLifecycle, st
     last_pass: work?.lastPass ?? null,
     last_declaration: work?.lastDeclaration ?? null,
     ...(work?.revocation == null ? {} : { revoked: work.revocation }),
+    ...(work?.unpinned == null ? {} : { certificate_unpinned: work.unpinned }),
     tree,
   };
 }

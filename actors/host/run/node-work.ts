@@ -30,6 +30,7 @@ import type { RouseSource } from './rouse-signal';
 import type { DeclarationStatus, PassStatus } from './host-status';
 import { SerialWork } from './serial-work';
 import { messageOf } from '../../shared/message-of';
+import type { FingerprintMismatch } from '../../shared/bus/bus-errors';
 
 /** What a node's work runs with. */
 export interface NodeWorkOptions {
@@ -63,6 +64,19 @@ export interface Revocation {
   /** The first refusal of the run that ended in it (UTC, ISO 8601). */
   refused_since: string;
   /** What happened, and what a person does next. */
+  detail: string;
+}
+
+/**
+ * The broker presented a certificate this node does not pin, for the log and the status: what
+ * was met, what is pinned, and what a person does next.
+ */
+export interface CertificateUnpinned {
+  since: string;
+  broker_url: string;
+  /** The fingerprint the broker presented; null when it could not be read. */
+  presented: string | null;
+  pinned: string[];
   detail: string;
 }
 
@@ -134,6 +148,8 @@ export class NodeWork {
   private refusedSince: Date | null = null;
   /** Set once the identity is taken as revoked. */
   revocation: Revocation | null = null;
+  /** Set while the broker presents a certificate this node does not pin; cleared once linked. */
+  unpinned: CertificateUnpinned | null = null;
 
   constructor(private readonly options: NodeWorkOptions) {
     const start = options.host.state.current();
@@ -277,15 +293,18 @@ export class NodeWork {
     const { log, timings = {} } = this.options;
     const link = openPinnedLink({
       identity: this.identity,
-      pins: this.pins,
+      // Read at every attempt: a signed declaration may have pinned the broker's next certificate.
+      pins: () => this.options.host.state.current().pins ?? this.pins,
       ...(timings.backoff === undefined ? {} : { backoff: timings.backoff }),
       ...(timings.link === undefined ? {} : { timings: timings.link }),
       ...(timings.deadLinkMs === undefined ? {} : { deadLinkMs: timings.deadLinkMs }),
       listener: {
         note: (line) => log.say(line),
         refused: () => this.noteRefused(),
+        unpinned: (mismatch) => this.noteUnpinned(mismatch),
         linked: (connection, again) => {
           this.refusedSince = null;
+          this.unpinned = null;
           this.clock.up(this.host.now());
           this.noteLinked();
           this.connection = connection;
@@ -350,6 +369,10 @@ export class NodeWork {
         this.heartbeats?.stop();
         this.heartbeats = startHeartbeats(connection, {
           deafness: () => this.intake?.deafness() ?? null,
+          brokerFingerprints: () => {
+            const pins = this.host.state.current().pins ?? this.pins;
+            return [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
+          },
           node: this.node,
           hostKind: this.options.hostKind,
           clock: this.clock,
@@ -420,6 +443,8 @@ export class NodeWork {
     // After the store stopped pointing at them: a kill in between leaves a copy, never a record without one.
     for (const kept of back === undefined ? [] : keptCopiesOf(back)) forgetKeptAt(host.settings.stateDir, kept);
     log.say(`took declaration generation ${declaration.generation} (${declaration.kind}, epoch ${declaration.epoch}, ${declaration.resources.length} resources)`);
+    const pinsNow = host.state.current().pins;
+    if (pinsNow !== null && describePins(pinsNow) !== describePins(state.pins ?? pinsNow)) log.say(`broker certificate: this node now pins ${describePins(pinsNow)}, as the signed declaration says`);
     if (back !== undefined && declaration.previously_owned !== undefined) log.say(describeTakenBack(back));
     this.lastDeclaration = { generation: declaration.generation, kind: declaration.kind, epoch: declaration.epoch, resources: declaration.resources.length, taken_at: utcTimestamp(host.now()) };
     this.options.changed?.();
@@ -450,6 +475,31 @@ export class NodeWork {
     this.options.log.say(`revoked: ${this.revocation.detail}`);
     this.options.changed?.();
     this.options.revoked?.(this.revocation);
+  }
+
+  // A node away across a certificate rotation never took the signed notice of the new one, and
+  // only a person can give it a new pin: by enrolling it again, which a token carries signed.
+  // Said once per certificate met (the link keeps trying: the old certificate may come back,
+  // or the interception end). The store is kept: a stranger's certificate must not be able to
+  // make a node give up its identity.
+  private noteUnpinned(mismatch: FingerprintMismatch): void {
+    const presented = mismatch.found ?? null;
+    if (this.unpinned !== null && this.unpinned.presented === presented) return;
+    const pinned = [...mismatch.pinned];
+    const met = presented === null ? 'a certificate that could not be read' : `certificate sha256 ${presented}`;
+    this.unpinned = {
+      since: utcTimestamp(this.host.now()),
+      broker_url: mismatch.url,
+      presented,
+      pinned,
+      detail:
+        `the broker at ${mismatch.url} presents ${met}, which node ${this.node} does not pin (it pins sha256 ${pinned.join(' and sha256 ')}); nothing was sent to it. ` +
+        'If the mesh\'s broker certificate was rotated while this machine was away, this node missed the signed notice of the new one and must be enrolled again: ' +
+        `on the controller run mesh-control token issue --node ${this.node}, then on this machine stop the host, run nox-mesh-host enrol --token TOKEN, and start the host again. ` +
+        'If the certificate was not rotated, something between this machine and the broker is intercepting the connection: do not re-enrol; tell the mesh\'s operator',
+    };
+    this.options.log.say(`certificate not pinned: ${this.unpinned.detail}`);
+    this.options.changed?.();
   }
 
   // Kept in the store so a host that restarts after a week away still knows how long it was.
@@ -484,4 +534,11 @@ function parseJson(data: Uint8Array): unknown {
 function describeCounts(report: PassReport): string {
   const counts = Object.entries(report.counts).map(([outcome, count]) => `${count} ${outcome}`);
   return counts.length === 0 ? 'nothing to do' : counts.join(', ');
+}
+
+// The broker certificates a store pins, as the log says them.
+function describePins(pins: HostPins): string {
+  return pins.next_broker_fingerprint === undefined
+    ? `sha256 ${pins.broker_fingerprint} alone`
+    : `sha256 ${pins.broker_fingerprint} and the next certificate, sha256 ${pins.next_broker_fingerprint}`;
 }

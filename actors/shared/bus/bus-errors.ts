@@ -11,14 +11,17 @@ import { OperatorError } from '../operator-error';
 export class FingerprintMismatch extends OperatorError {
   /** The broker address dialled. */
   readonly url: string;
-  /** The pinned fingerprint, lower-case hex. */
+  /** The pinned fingerprint (the first, when two are pinned during a rotation), lower-case hex. */
   readonly expected: string;
+  /** Every fingerprint pinned: one, or the current and the next during a rotation. */
+  readonly pinned: readonly string[];
   /** The fingerprint of the certificate presented, or undefined when it could not be read. */
   readonly found: string | undefined;
 
-  constructor(url: string, expected: string, found: string | undefined, cause?: unknown) {
+  constructor(url: string, expected: string | readonly string[], found: string | undefined, cause?: unknown) {
+    const pinned = typeof expected === 'string' ? [expected] : [...expected];
     super(
-      `the broker's certificate does not match the pinned fingerprint (expected sha256 ${expected}, found ${found === undefined ? 'a certificate that could not be read' : `sha256 ${found}`}); nothing was sent to it`,
+      `the broker's certificate does not match the pinned fingerprint (expected sha256 ${pinned.join(' or sha256 ')}, found ${found === undefined ? 'a certificate that could not be read' : `sha256 ${found}`}); nothing was sent to it`,
       {
         value: url,
         next: `the broker at ${url} is not the one this token/host pinned; if the mesh's broker certificate was replaced on purpose, re-enrol with a new token (nox-mesh-host enrol --token …); otherwise something is intercepting the connection`,
@@ -27,7 +30,8 @@ export class FingerprintMismatch extends OperatorError {
       },
     );
     this.url = url;
-    this.expected = expected;
+    this.expected = pinned[0] ?? '';
+    this.pinned = pinned;
     this.found = found;
   }
 }

@@ -67,6 +67,22 @@ describe('a pinned connection to the mesh broker', () => {
     expect((error as FingerprintMismatch).found).toBe(broker.fingerprint);
   });
 
+  it('connects when the broker presents the second of two pinned certificates, as during a rotation', async () => {
+    const other = `${broker.fingerprint.slice(0, 63)}${broker.fingerprint.endsWith('0') ? '1' : '0'}`;
+    const nc = await pinned(broker.url, [other, broker.fingerprint], { authenticator: nkeyAuthenticator(broker.controllerSeed), reconnect: false });
+    await nc.flush();
+    expect(nc.isClosed()).toBe(false);
+  });
+
+  it('refuses the real broker when neither of two pins is its certificate, naming both', async () => {
+    const flip = (last: string) => `${broker.fingerprint.slice(0, 63)}${last}`;
+    const pins = broker.fingerprint.endsWith('0') ? [flip('1'), flip('2')] : [flip('0'), flip(broker.fingerprint.endsWith('1') ? '2' : '1')];
+    const error = await connectPinned(broker.url, pins, { authenticator: nkeyAuthenticator(broker.controllerSeed), reconnect: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FingerprintMismatch);
+    expect((error as FingerprintMismatch).pinned).toEqual(pins);
+    expect((error as FingerprintMismatch).message).toContain(`expected sha256 ${pins[0]} or sha256 ${pins[1]}, found sha256 ${broker.fingerprint}`);
+  });
+
   it('says the broker refused the credentials, as final, when the password is wrong', async () => {
     const tokenId = 'fedcba9876543210';
     await broker.addEnrolmentUser(tokenId, 'the-right-password-for-this-token');

@@ -24,6 +24,11 @@ export interface ConnectPinnedOptions {
   probeTimeoutMs?: number;
   /** Calls off the probe (the NATS handshake that follows is bounded by `timeout`). */
   signal?: AbortSignal;
+  /**
+   * Certificates (PEM) the client's own reconnections may also meet, read at each one: for a
+   * long-lived connection whose owner keeps the broker's next certificate (see pinnedDial).
+   */
+  alsoTrusted?: () => readonly string[];
 }
 
 const DEFAULT_PROBE_TIMEOUT_MS = 5000;
@@ -56,30 +61,39 @@ const OUT_OF_DATE_CODES = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
  * are the client's own reconnections, which reuse the same TLS options. The host name is not
  * checked: the pin replaces it.
  *
+ * `pinnedFingerprints` is one fingerprint, or two while the broker's certificate is being
+ * rotated (the current and the next, as a signed declaration gave them): either passes.
+ *
  * Fails with FingerprintMismatch, BrokerUnreachable (retryable), BrokerNotNats,
  * BrokerWithoutTls, BrokerCertificateOutOfDate or BrokerRefusedCredentials; other NATS
  * client errors pass through.
  */
 export async function connectPinned(
   url: string,
-  pinnedFingerprint: string,
+  pinnedFingerprints: string | readonly string[],
   natsOptions: PinnedNatsOptions = {},
   options: ConnectPinnedOptions = {},
 ): Promise<NatsConnection> {
-  const pinned = normaliseFingerprint(pinnedFingerprint);
-  if (pinned === undefined) throw new TypeError(`a pinned fingerprint must be SHA-256 hex, got ${JSON.stringify(pinnedFingerprint)}`);
+  const pins = (typeof pinnedFingerprints === 'string' ? [pinnedFingerprints] : [...pinnedFingerprints]).map((given) => {
+    const pin = normaliseFingerprint(given);
+    if (pin === undefined) throw new TypeError(`a pinned fingerprint must be SHA-256 hex, got ${JSON.stringify(given)}`);
+    return pin;
+  });
+  if (pins.length === 0) throw new TypeError('connectPinned needs at least one pinned fingerprint');
   parseBrokerAddress(url);
   const probeOptions = { timeoutMs: options.probeTimeoutMs ?? natsOptions.timeout ?? DEFAULT_PROBE_TIMEOUT_MS, signal: options.signal };
   const presented = await probeBrokerCertificate(url, probeOptions);
-  if (!fingerprintsEqual(presented.fingerprint, pinned)) throw new FingerprintMismatch(url, pinned, presented.fingerprint);
+  const pinned = pins.find((pin) => fingerprintsEqual(presented.fingerprint, pin));
+  if (pinned === undefined) throw new FingerprintMismatch(url, pins, presented.fingerprint);
 
-  const dial = pinnedDial(presented.certPem, pinned);
+  // Only the certificate the probe found pinned is trusted for this connection.
+  const dial = pinnedDial(presented.certPem, pinned, options.alsoTrusted);
   try {
     return await connect({ ...natsOptions, servers: url, tls: dial.tls });
   } catch (error) {
     const codes = errorCodes(error);
     if (codes.some((code) => NOT_PINNED_CODES.has(code))) {
-      throw new FingerprintMismatch(url, pinned, dial.refusedFingerprint() ?? (await fingerprintNow(url, pinned, probeOptions)), error);
+      throw new FingerprintMismatch(url, pins, dial.refusedFingerprint() ?? (await fingerprintNow(url, pinned, probeOptions)), error);
     }
     if (codes.some((code) => OUT_OF_DATE_CODES.has(code))) throw new BrokerCertificateOutOfDate(url, presented.validFrom, presented.validTo, error);
     if (error instanceof AuthorizationError) throw new BrokerRefusedCredentials(url, error);

@@ -40,26 +40,40 @@ export const PIN_REFUSED_CODE = 'ERR_MESH_FINGERPRINT_MISMATCH';
  *   include the address still passes, and one the pinned certificate merely signed does not.
  *
  * Node runs both before `secureConnect`; the NATS client writes CONNECT only after it.
+ *
+ * `pinnedFingerprints` may name two certificates (the broker's and, during a rotation, its
+ * next): `certPem` must be one of them. `alsoTrusted`, when given, lists certificates (PEM) to
+ * trust as well at each later reconnection by the NATS client itself.
  */
-export function pinnedDial(certPem: string, pinnedFingerprint: string): PinnedDial {
-  const pinned = normaliseFingerprint(pinnedFingerprint);
-  if (pinned === undefined) throw new TypeError(`a pinned fingerprint must be SHA-256 hex, got ${JSON.stringify(pinnedFingerprint)}`);
-  if (!fingerprintsEqual(certificateFingerprint(certPem), pinned)) {
+export function pinnedDial(certPem: string, pinnedFingerprints: string | readonly string[], alsoTrusted?: () => readonly string[]): PinnedDial {
+  const pins = (typeof pinnedFingerprints === 'string' ? [pinnedFingerprints] : pinnedFingerprints).map((given) => {
+    const pin = normaliseFingerprint(given);
+    if (pin === undefined) throw new TypeError(`a pinned fingerprint must be SHA-256 hex, got ${JSON.stringify(given)}`);
+    return pin;
+  });
+  if (pins.length === 0) throw new TypeError('a pinned dial needs at least one pinned fingerprint');
+  if (!pins.some((pin) => fingerprintsEqual(certificateFingerprint(certPem), pin))) {
     throw new TypeError('the certificate given as trust anchor is not the pinned one; compare the probe with the pin first');
   }
+  // Certificates the owner may come to trust while the connection lives (a broker certificate
+  // rotated under a client that reconnects by itself): read at every (re)connection, each one
+  // both an anchor and a pin, so neither lock loosens for anything else.
+  const extra = (): string[] => (alsoTrusted === undefined ? [] : [...alsoTrusted()]);
   let refused: string | undefined;
-  return {
-    tls: {
-      ca: certPem,
-      rejectUnauthorized: true,
-      allowPartialTrustChain: true,
-      checkServerIdentity: (_host, certificate) => {
-        const presented = certificate.raw === undefined ? undefined : certificateFingerprint(certificate.raw);
-        if (presented !== undefined && fingerprintsEqual(presented, pinned)) return undefined;
-        refused = presented;
-        return Object.assign(new Error(`the broker presented certificate sha256 ${presented ?? '(none)'}, not the pinned ${pinned}`), { code: PIN_REFUSED_CODE });
-      },
+  const tls: PinnedTlsOptions = {
+    ca: certPem,
+    rejectUnauthorized: true,
+    allowPartialTrustChain: true,
+    checkServerIdentity: (_host, certificate) => {
+      const presented = certificate.raw === undefined ? undefined : certificateFingerprint(certificate.raw);
+      const accepted = [...pins, ...extra().map((pem) => certificateFingerprint(pem))];
+      if (presented !== undefined && accepted.some((pin) => fingerprintsEqual(presented, pin))) return undefined;
+      refused = presented;
+      return Object.assign(new Error(`the broker presented certificate sha256 ${presented ?? '(none)'}, not the pinned ${pins.join(' or ')}`), { code: PIN_REFUSED_CODE });
     },
-    refusedFingerprint: () => refused,
   };
+  if (alsoTrusted !== undefined) {
+    Object.defineProperty(tls, 'ca', { enumerable: true, get: () => [certPem, ...extra()].join('\n') });
+  }
+  return { tls, refusedFingerprint: () => refused };
 }

@@ -13,13 +13,16 @@ export const EXIT = {
   notBuilt: 3,
   /** The host's store is damaged, or missing where the state directory shows it was in use. */
   storeDamaged: 4,
+  /** The host runs, but the broker presents a certificate it does not pin: it must be enrolled again. */
+  brokerNotPinned: 5,
 } as const;
 
 /** The exit statuses as the verbs' `--help` and the README say them (one paragraph, not indented). */
 export const EXIT_STATUS_HELP =
   'Exit status: 0 converged (nothing failed); 1 something failed, was refused or could not be ' +
   'kept; 2 usage (the command line is wrong, nothing was done); 4 the store is damaged, or ' +
-  'missing where the state directory shows earlier use.';
+  'missing where the state directory shows earlier use; 5 the broker presents a certificate this ' +
+  'node does not pin (see nox-mesh-host status).';
 
 /** The exit statuses of `mesh-control`, as its verbs' `--help` and its manual page say them. */
 export const CONTROLLER_EXIT_STATUS_HELP =
