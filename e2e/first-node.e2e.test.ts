@@ -212,4 +212,19 @@ describe('a machine that cannot be the first node', () => {
     await expect(fs.access(path.join(root, 'usr/bin/mesh-control'))).rejects.toThrow();
     await expect(fs.access(path.join(root, 'etc/mesh-host'))).rejects.toThrow();
   });
+
+  test('a hosted machine holding something applied by hand is being repaired: reconcile holds it to that and raises no mesh', async () => {
+    const root = await machine('repaired');
+    const repair = path.join(scratch, 'repair.json');
+    await fs.writeFile(repair, JSON.stringify({ resources: [{ shape: 'file', path: '/etc/motd', content: { text: 'repaired by hand\n' } }] }));
+    expect(await host(root, ['apply', repair])).toMatchObject({ code: 0 });
+    await fs.writeFile(path.join(root, 'etc/motd'), 'drifted\n');
+
+    const answer = await host(root, ['reconcile', '--json']);
+
+    expect(answer.code).toBe(0);
+    expect((JSON.parse(answer.stdout) as RaisedFoundation).results.map((result) => `${result.key} ${result.outcome}`)).toEqual(['file:/etc/motd applied']);
+    expect(await fs.readFile(path.join(root, 'etc/motd'), 'utf8')).toBe('repaired by hand\n');
+    await expect(fs.access(path.join(root, 'usr/bin/mesh-control'))).rejects.toThrow();
+  });
 });

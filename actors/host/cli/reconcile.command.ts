@@ -19,8 +19,8 @@ export class ReconcileCommand extends HostCommand {
       owns and no longer holds. The running host does this on start, on reconnect, when a
       declaration arrives and every ten minutes.
 
-      On a machine that is not a node yet (hosted), it also applies the bundle the host
-      carries, which raises a mesh here: the controller's package (mesh-control), the mesh
+      On a machine that is not a node yet and holds nothing (hosted, as installed), it applies
+      the bundle the host carries instead, which raises a mesh here: the controller's package (mesh-control), the mesh
       made by \`mesh-control init\` on the embedded store, and the broker and the controller
       as services. This is the first node's first step; then \`mesh-control token issue
       --new\` and \`nox-mesh-host enrol --token …\` make it a node like any other. What the
@@ -45,7 +45,7 @@ export class ReconcileCommand extends HostCommand {
     description: 'Print what the pass would change, and change nothing: no file, no store write, no action run',
   });
   bundle = Option.String('--bundle', {
-    description: 'On a machine that is not a node yet: raise the mesh from this bundle file (see `bundle`) instead of the one the host carries',
+    description: 'On a machine that is not a node yet: raise the mesh from this bundle file (see `bundle`), alongside anything applied by hand',
   });
 
   async run(): Promise<CommandResult> {
@@ -53,11 +53,16 @@ export class ReconcileCommand extends HostCommand {
     const { readStoreUnchanged } = require('./read-store-unchanged') as typeof import('./read-store-unchanged');
     const { FoundationOnEnrolledNode } = require('../foundation/foundation-errors') as typeof import('../foundation/foundation-errors');
     /* eslint-enable @typescript-eslint/no-require-imports */
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { isBlank } = require('../enrolment/enrolled-state') as typeof import('../enrolment/enrolled-state');
     const settings = await this.settings();
     // Read without the lock only to choose: the pass itself works on the locked store.
-    const identity = (await readStoreUnchanged(settings.stateDir)).identity;
-    if (identity !== null) {
-      if (this.bundle !== undefined) {
+    const stored = await readStoreUnchanged(settings.stateDir);
+    const identity = stored.identity;
+    // The carried bundle is for a machine that holds nothing yet: one where a person applied
+    // something by hand is being repaired, and its reconcile holds it to that, as it always has.
+    if (identity !== null || (this.bundle === undefined && !isBlank(stored))) {
+      if (identity !== null && this.bundle !== undefined) {
         throw new FoundationOnEnrolledNode(`this machine is node ${identity.node} already; a mesh is raised from a bundle on a machine that is not a node yet`, {
           value: this.bundle,
           next: `run nox-mesh-host reconcile without --bundle; to change what node ${identity.node} holds, declare it from the controller (mesh-control node declare ${identity.node} FILE)`,
