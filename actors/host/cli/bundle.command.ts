@@ -25,8 +25,9 @@ export class BundleCommand extends MachineCommand {
       applies it; keep it as a file to read or change first, and apply it with \`reconcile
       --bundle FILE\`.
 
-      --broker-url says how other machines will reach the broker (the certificate is made for
-      its host); without it the mesh is reachable from this machine only (tls://127.0.0.1:4222).
+      The broker URL (\`--broker-url\`) says how other machines will reach the broker, and the
+      broker's certificate is made for that host. Without it, the mesh is reachable from this
+      machine only, at tls://127.0.0.1:4222.
 
       An episodic host cannot be a first node: its bundle says why and what to do instead, and
       \`reconcile\` refuses it. The output is JSON either way.

@@ -22,12 +22,12 @@ export class ReconcileCommand extends HostCommand {
       On a machine that is not a node yet and holds nothing (hosted, as installed), it applies
       the bundle the host carries instead, which raises a mesh here: the controller's package (mesh-control), the mesh
       made by \`mesh-control init\` on the embedded store, and the broker and the controller
-      as services. This is the first node's first step; then \`mesh-control token issue
-      --new\` and \`nox-mesh-host enrol --token …\` make it a node like any other. What the
-      bundle raised is left to the machine, not owned by the host, so no declaration removes
-      it by leaving it out. \`nox-mesh-host bundle\` prints the carried bundle; --bundle FILE
-      applies another (one made with \`bundle --broker-url\`, for instance). An episodic host
-      cannot be a first node and says why.
+      as services. This is the first node's first step; then
+      \`mesh-control token issue --new\` and \`nox-mesh-host enrol --token …\` make it a node
+      like any other. What the bundle raised is left to the machine, not owned by the host, so
+      no declaration removes it by leaving it out. \`nox-mesh-host bundle\` prints the carried
+      bundle; \`--bundle FILE\` applies another (one made with \`bundle --broker-url\`, for
+      instance). An episodic host cannot be a first node and says why.
 
       With --dry-run, nothing is written, run or removed: each resource is looked at and what
       would change is printed (an action whose guard is a command is reported as one that
