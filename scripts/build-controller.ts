@@ -113,7 +113,12 @@ export async function buildControllerPackage(options: ControllerPackageOptions):
     await bundleController({ outFile: path.join(sources, 'mesh-control.cjs'), version: options.version });
     await fs.cp(path.join(REPOSITORY, 'migrations'), path.join(sources, 'migrations'), { recursive: true });
     // Its package.json exports no subpath to resolve it by: the installed folder, as npm left it.
-    await fs.cp(path.join(REPOSITORY, 'node_modules', '@electric-sql', 'pglite'), path.join(sources, 'pglite'), { recursive: true, dereference: true });
+    // Source maps and type declarations are for its developers: 6 MB no machine reads.
+    await fs.cp(path.join(REPOSITORY, 'node_modules', '@electric-sql', 'pglite'), path.join(sources, 'pglite'), {
+      recursive: true,
+      dereference: true,
+      filter: (source) => !/\.(?:map|d\.c?ts)$/.test(source),
+    });
     for (const name of await fs.readdir(CONTROLLER_PACKAGING)) {
       if (name !== 'debian') await fs.copyFile(path.join(CONTROLLER_PACKAGING, name), path.join(sources, name));
     }
