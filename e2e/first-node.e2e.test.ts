@@ -36,6 +36,8 @@ const SERVICES = ['mesh-control-broker', 'mesh-control'] as const;
 
 let scratch: string;
 let aptRepository: string;
+/** Every machine's root the tests made. */
+const roots: string[] = [];
 
 beforeAll(async () => {
   scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'first-node-'));
@@ -47,8 +49,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // A test that went wrong may have raised services where it should not have: none outlives the run.
+  for (const root of roots) await stopServices(root);
   if (process.env.MESH_E2E_KEEP === undefined) await fs.rm(scratch, { recursive: true, force: true });
-});
+}, 60_000);
 
 /** Runs the checkout's `nox-mesh-host` verb on `root`. */
 function host(root: string, args: readonly string[], timeoutMs = 60_000): Promise<CliResult> {
@@ -66,6 +70,7 @@ async function machine(name: string): Promise<string> {
   await fs.mkdir(path.join(root, 'etc'), { recursive: true });
   await fs.writeFile(path.join(root, 'etc/hostname'), `${name}\n`);
   await makeDpkgRoot(root, { aptRepository });
+  roots.push(root);
   return root;
 }
 
@@ -96,7 +101,6 @@ describe('the first node', () => {
 
   afterAll(async () => {
     await run?.stop();
-    if (root !== undefined) await stopServices(root);
   }, 60_000);
 
   test('three commands on one machine raise a mesh and make the machine its first node, and then it is a node like any other', async () => {
