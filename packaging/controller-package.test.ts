@@ -205,3 +205,18 @@ describe("the controller's OpenRC scripts", () => {
     expect(said).toEqual({ stdout: expect.stringMatching(/^checkpath --directory --mode 0700 \/var\/lib\/mesh-control\neerror no .* make (it|the mesh) with mesh-control init --dir \/var\/lib\/mesh-control\n$/), code: 1 });
   });
 });
+
+// Last: it takes the package away from the root the tests above use.
+describe("removing the controller's package", () => {
+  test('disables both units in the root, removes its files, and keeps the mesh directory with its keys', async () => {
+    await exec('systemctl', [`--root=${root}`, 'enable', ...UNITS]);
+    const wants = path.join(root, 'etc/systemd/system/multi-user.target.wants');
+    expect((await fs.readdir(wants)).sort()).toEqual([...UNITS].sort());
+
+    await exec('dpkg', [`--root=${root}`, '--force-script-chrootless', '--remove', 'mesh-control'], { env: { ...process.env, PATH: process.env.PATH } });
+
+    expect(await fs.readdir(wants).catch(() => [])).toEqual([]);
+    await expect(fs.access(path.join(root, 'usr/bin/mesh-control'))).rejects.toThrow();
+    await expect(fs.access(path.join(root, MESH_DIR, 'mesh.json'))).resolves.toBeUndefined();
+  });
+});

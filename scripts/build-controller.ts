@@ -11,7 +11,7 @@
  * with dpkg-deb, as the host's is (scripts/build-packages.ts); it carries md5sums and a
  * copyright file. It enables and starts nothing: a mesh has to be made (`mesh-control init`)
  * before its broker or controller can run, and that is the operator's step, or the first node's
- * bundle's (`nox-mesh-host reconcile`).
+ * bundle's (`nox-mesh-host reconcile`). Removing it stops and disables both (debian/prerm).
  *
  * Usage: node scripts/run-ts.cjs scripts/build-controller.ts [--out DIR] [--release N] [--fast]
  */
@@ -148,6 +148,8 @@ export async function buildControllerPackage(options: ControllerPackageOptions):
       .replace('@INSTALLED_SIZE@', String(Math.ceil(bytes / 1024)));
     await fs.writeFile(path.join(staging, 'DEBIAN', 'control'), control, { mode: 0o644 });
     await fs.writeFile(path.join(staging, 'DEBIAN', 'md5sums'), `${sums.sort().join('\n')}\n`, { mode: 0o644 });
+    await fs.copyFile(path.join(CONTROLLER_PACKAGING, 'debian', 'prerm'), path.join(staging, 'DEBIAN', 'prerm'));
+    await fs.chmod(path.join(staging, 'DEBIAN', 'prerm'), 0o755);
     // A temporary folder is 0700, and a package's root directory becomes the machine's "/".
     await fs.chmod(staging, 0o755);
     await fs.mkdir(options.outDir, { recursive: true });
