@@ -16,13 +16,13 @@
  * Usage: node scripts/run-ts.cjs scripts/build-controller.ts [--out DIR] [--release N] [--fast]
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { projectVersion, REPOSITORY } from './build-host';
+import { debianMd5sums } from './build-packages';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 
 const exec = promisify(execFile);
@@ -124,15 +124,12 @@ export async function buildControllerPackage(options: ControllerPackageOptions):
     }
     await fs.copyFile(path.join(CONTROLLER_PACKAGING, 'debian', 'copyright'), path.join(sources, 'copyright'));
 
-    const sums: string[] = [];
     let bytes = 0;
     const place = async (from: string, to: string, mode: number): Promise<void> => {
       await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o755 });
       await fs.copyFile(from, to);
       await fs.chmod(to, mode);
-      const content = await fs.readFile(to);
-      bytes += content.length;
-      sums.push(`${createHash('md5').update(content).digest('hex')}  ${path.relative(staging, to)}`);
+      bytes += (await fs.stat(to)).size;
     };
     for (const entry of await readControllerLayout()) {
       const from = path.join(sources, entry.source.replace(/\/$/, ''));
@@ -147,7 +144,8 @@ export async function buildControllerPackage(options: ControllerPackageOptions):
       .replace('@VERSION@', version)
       .replace('@INSTALLED_SIZE@', String(Math.ceil(bytes / 1024)));
     await fs.writeFile(path.join(staging, 'DEBIAN', 'control'), control, { mode: 0o644 });
-    await fs.writeFile(path.join(staging, 'DEBIAN', 'md5sums'), `${sums.sort().join('\n')}\n`, { mode: 0o644 });
+    // The package has no conffiles: /etc holds nothing of it.
+    await fs.writeFile(path.join(staging, 'DEBIAN', 'md5sums'), await debianMd5sums(staging, []), { mode: 0o644 });
     await fs.copyFile(path.join(CONTROLLER_PACKAGING, 'debian', 'prerm'), path.join(staging, 'DEBIAN', 'prerm'));
     await fs.chmod(path.join(staging, 'DEBIAN', 'prerm'), 0o755);
     // A temporary folder is 0700, and a package's root directory becomes the machine's "/".
