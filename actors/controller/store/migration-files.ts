@@ -3,8 +3,16 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { MigrationFileNameInvalid, MigrationsFolderMissing, MigrationVersionDuplicate } from './migration-errors';
 
-/** The project's migrations folder, found from this file's place in the source tree. */
-export const DEFAULT_MIGRATIONS_DIR = path.resolve(__dirname, '../../../migrations');
+// Set by scripts/build-controller.ts: the folder's place relative to the packaged bundle.
+declare const MESH_BUILD_MIGRATIONS_DIR: string | undefined;
+
+/**
+ * The project's migrations folder: beside the bundle in the controller's package
+ * (/usr/lib/mesh-control/migrations), else found from this file's place in the source tree.
+ */
+export const DEFAULT_MIGRATIONS_DIR = typeof MESH_BUILD_MIGRATIONS_DIR === 'string'
+  ? path.resolve(__dirname, MESH_BUILD_MIGRATIONS_DIR)
+  : path.resolve(__dirname, '../../../migrations');
 
 /** One numbered SQL file from the migrations folder. */
 export interface MigrationFile {

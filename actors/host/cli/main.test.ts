@@ -8,7 +8,7 @@ import { hostCli } from './main';
 // (bin/nox-mesh-host in a real process) loads.
 
 const repo = path.resolve(__dirname, '..', '..', '..');
-const ALL_VERBS = ['version', 'profile', 'inventory', 'owned', 'apply', 'reconcile', 'briefing', 'enrol', 'run', 'status', 'tree', 'completion'];
+const ALL_VERBS = ['version', 'profile', 'inventory', 'owned', 'apply', 'reconcile', 'bundle', 'briefing', 'enrol', 'run', 'status', 'tree', 'completion'];
 
 function verbsOf(verb?: string): string[] {
   return hostCli(verb).definitions().map((definition) => definition.path.replace(/^nox-mesh-host ?/, ''));

@@ -25,6 +25,7 @@ const VERBS = new Map<string, () => CommandClass>([
   ['owned', () => (require('./owned.command') as typeof import('./owned.command')).OwnedCommand],
   ['apply', () => (require('./apply.command') as typeof import('./apply.command')).ApplyCommand],
   ['reconcile', () => (require('./reconcile.command') as typeof import('./reconcile.command')).ReconcileCommand],
+  ['bundle', () => (require('./bundle.command') as typeof import('./bundle.command')).BundleCommand],
   ['briefing', () => (require('./briefing.command') as typeof import('./briefing.command')).BriefingCommand],
   ['enrol', () => (require('./enrol.command') as typeof import('./enrol.command')).EnrolCommand],
   ['run', () => (require('./run.command') as typeof import('./run.command')).RunCommand],
