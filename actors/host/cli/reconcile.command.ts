@@ -50,18 +50,23 @@ export class ReconcileCommand extends HostCommand {
 
   async run(): Promise<CommandResult> {
     /* eslint-disable @typescript-eslint/no-require-imports */
-    const { readStoreUnchanged } = require('./read-store-unchanged') as typeof import('./read-store-unchanged');
+    const { readStoreUnchanged, StoreNeedsRecovery } = require('./read-store-unchanged') as typeof import('./read-store-unchanged');
     const { FoundationOnEnrolledNode } = require('../foundation/foundation-errors') as typeof import('../foundation/foundation-errors');
     /* eslint-enable @typescript-eslint/no-require-imports */
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { isBlank } = require('../enrolment/enrolled-state') as typeof import('../enrolment/enrolled-state');
     const settings = await this.settings();
-    // Read without the lock only to choose: the pass itself works on the locked store.
-    const stored = await readStoreUnchanged(settings.stateDir);
-    const identity = stored.identity;
+    // Read without the lock only to choose: the pass itself works on the locked store. A store
+    // that must be recovered first is a machine that held something: its reconcile recovers it
+    // and goes on as it always has, and never raises a mesh on a guess.
+    const stored = await readStoreUnchanged(settings.stateDir).catch((error: unknown) => {
+      if (error instanceof StoreNeedsRecovery && this.bundle === undefined) return undefined;
+      throw error;
+    });
+    const identity = stored?.identity ?? null;
     // The carried bundle is for a machine that holds nothing yet: one where a person applied
     // something by hand is being repaired, and its reconcile holds it to that, as it always has.
-    if (identity !== null || (this.bundle === undefined && !isBlank(stored))) {
+    if (stored === undefined || identity !== null || (this.bundle === undefined && !isBlank(stored))) {
       if (identity !== null && this.bundle !== undefined) {
         throw new FoundationOnEnrolledNode(`this machine is node ${identity.node} already; a mesh is raised from a bundle on a machine that is not a node yet`, {
           value: this.bundle,
