@@ -26,6 +26,11 @@ need zsh zsh
 need fish fish
 need groff groff-base
 need man man-db
+# The dashboard's browser test, and the overlay's userspace WireGuard between network namespaces.
+need chromium chromium
+need wireguard-go wireguard-go
+need wg wireguard-tools
+need ip iproute2
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')
