@@ -1,7 +1,7 @@
 /**
  * Jest runs the TypeScript sources directly through swc; type-checking is `npm run typecheck`.
  * The end-to-end suites (`*.e2e.test.ts`: real hosts, brokers and stores started as processes)
- * are left to `npm run e2e` (jest.e2e.config.js), so `npm test` stays within half an hour.
+ * are left to `npm run e2e` (jest.e2e.config.cjs), so `npm test` stays within half an hour.
  */
 module.exports = {
   testEnvironment: 'node',

@@ -11,6 +11,6 @@ mkdir -p .test-results
 rm -f .test-results/e2e.json
 status=0
 NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" \
-  npx jest -c jest.e2e.config.js --runInBand --json --outputFile=.test-results/e2e.json "$@" || status=1
+  npx jest -c jest.e2e.config.cjs --runInBand --json --outputFile=.test-results/e2e.json "$@" || status=1
 node scripts/jest-summary.cjs .test-results/e2e.json || status=1
 exit $status
