@@ -10,6 +10,7 @@ import { packageApplier } from '../actors/host/appliers/package/package.applier'
 import { buildDeb } from '../actors/host/appliers/package/testing/build-deb';
 import { makeDpkgRoot } from '../actors/host/appliers/package/testing/dpkg-root';
 import { writeFlatAptIndex } from '../actors/host/appliers/package/testing/flat-apt-repository';
+import { bashOffersFirstWord, fishOffers, manRenders } from './testing/installed-docs';
 import { runTool } from '../actors/host/appliers/package/testing/run-tool';
 import { freePort } from '../actors/shared/testing/free-port';
 import { ProcessRunner } from '../actors/shared/process/command-runner';
@@ -86,8 +87,20 @@ describe("the controller's Debian package", () => {
       'usr/lib/systemd/system/mesh-control.service',
       'usr/lib/systemd/system/mesh-control-broker.service',
       'usr/share/doc/mesh-control/copyright',
+      'usr/share/man/man1/mesh-control.1.gz',
+      'usr/share/bash-completion/completions/mesh-control',
+      'usr/share/fish/vendor_completions.d/mesh-control.fish',
     ]));
     expect(verify).toEqual({ stdout: '', stderr: '' });
+  });
+
+  test('carries its manual page, as man renders it, and bash and fish completions that offer its verbs', async () => {
+    const page = manRenders(path.join(root, 'usr/share/man/man1/mesh-control.1.gz'));
+
+    expect(page).toMatch(/^NAME\n +mesh-control - /m);
+    expect(page).toMatch(/^ +mesh-control token issue\b/m);
+    expect(bashOffersFirstWord(path.join(root, 'usr/share/bash-completion/completions/mesh-control'), 'mesh-control', 'do')).toEqual(['doctor']);
+    expect(fishOffers(path.join(root, 'usr/share/fish/vendor_completions.d/mesh-control.fish'), 'mesh-control han', scratch)).toEqual(['hand-act', 'hand-acts']);
   });
 
   test('a changed file is what dpkg --verify then reports, so the md5sums are really checked', async () => {

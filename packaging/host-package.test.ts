@@ -13,6 +13,7 @@ import { writeFlatAptIndex } from '../actors/host/appliers/package/testing/flat-
 import { buildPacmanPackage } from '../actors/host/appliers/package/testing/build-pacman-package';
 import { addToPacmanRepository } from '../actors/host/appliers/package/testing/pacman-repository';
 import { makePacmanRoot } from '../actors/host/appliers/package/testing/pacman-root';
+import { bashOffersFirstWord, fishOffers, manRenders } from './testing/installed-docs';
 import { runTool } from '../actors/host/appliers/package/testing/run-tool';
 import type { ApplyContext } from '../actors/host/appliers/applier';
 import { recordCompletedReconcile } from '../actors/host/launch-state/record-completed-reconcile';
@@ -177,6 +178,9 @@ describe("the host's packages", () => {
       'usr/lib/systemd/system/nox-mesh-host-resume.service',
       'usr/lib/systemd/system/suspend.target.wants/nox-mesh-host-resume.service -> ../nox-mesh-host-resume.service',
       'etc/NetworkManager/dispatcher.d/90-nox-mesh-host',
+      'usr/share/man/man1/nox-mesh-host.1.gz',
+      'usr/share/bash-completion/completions/nox-mesh-host',
+      'usr/share/fish/vendor_completions.d/nox-mesh-host.fish',
     ]));
   });
 });
@@ -196,7 +200,10 @@ describe('with apt-get and dpkg', () => {
       'usr/lib/nox-mesh-host/nox-mesh-host-rouse',
       'usr/lib/systemd/system/nox-mesh-host-resume.service',
       'usr/lib/systemd/system/nox-mesh-host.service',
+      'usr/share/bash-completion/completions/nox-mesh-host',
       'usr/share/doc/nox-mesh-host/copyright',
+      'usr/share/fish/vendor_completions.d/nox-mesh-host.fish',
+      'usr/share/man/man1/nox-mesh-host.1.gz',
     ]);
     expect(await verify()).toBe('');
 
@@ -204,6 +211,18 @@ describe('with apt-get and dpkg', () => {
 
     // dpkg's format: the third column is the md5sum's, then a blank attribute column (no conffile).
     expect(await verify()).toMatch(/^\?\?5\?{6} {3}\/usr\/bin\/nox-mesh-host\n$/);
+  });
+
+  test('installs its manual page, as man renders it, and bash and fish completions that offer its verbs', async () => {
+    const { ctx } = await freshMachine();
+    await makeDpkgRoot(ctx.root, { aptRepository });
+    await packageApplier(new DpkgBackend()).apply(declared('0.1.0'), ctx);
+    const page = manRenders(path.join(ctx.root, 'usr/share/man/man1', `${HOST}.1.gz`));
+
+    expect(page).toMatch(/^NAME\n +nox-mesh-host - the Novox Mesh node host$/m);
+    expect(page).toMatch(/^ +nox-mesh-host reconcile\b/m);
+    expect(bashOffersFirstWord(path.join(ctx.root, 'usr/share/bash-completion/completions', HOST), HOST, 're')).toEqual(['reconcile']);
+    expect(fishOffers(path.join(ctx.root, 'usr/share/fish/vendor_completions.d', `${HOST}.fish`), `${HOST} sta`, ctx.stateDir)).toEqual(['status']);
   });
 
   test('installs a machine-readable copyright file naming the licences of the host and of what its executable carries', async () => {

@@ -23,6 +23,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { projectVersion, REPOSITORY } from './build-host';
 import { debianMd5sums } from './build-packages';
+import { writeCliDocs } from './cli-docs';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 
 const exec = promisify(execFile);
@@ -123,6 +124,7 @@ export async function buildControllerPackage(options: ControllerPackageOptions):
       if (name !== 'debian') await fs.copyFile(path.join(CONTROLLER_PACKAGING, name), path.join(sources, name));
     }
     await fs.copyFile(path.join(CONTROLLER_PACKAGING, 'debian', 'copyright'), path.join(sources, 'copyright'));
+    await writeCliDocs('mesh-control', sources);
 
     let bytes = 0;
     const place = async (from: string, to: string, mode: number): Promise<void> => {

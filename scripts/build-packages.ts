@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildHost, projectVersion, REPOSITORY, tarballName } from './build-host';
+import { writeCliDocs } from './cli-docs';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 
 const exec = promisify(execFile);
@@ -80,6 +81,7 @@ async function gatherSources(tarball: string, dir: string): Promise<void> {
     });
   }
   for (const file of PACKAGING_SOURCES) await fs.copyFile(path.join(PACKAGING, file), path.join(dir, file));
+  await writeCliDocs('nox-mesh-host', dir);
 }
 
 /**
@@ -170,6 +172,7 @@ export async function buildArchPackage(options: PackageBuildOptions): Promise<st
     await fs.writeFile(path.join(work, 'PKGBUILD'), pkgbuild);
     await fs.copyFile(options.tarball, path.join(work, tarballName('arch', options.version)));
     for (const file of PACKAGING_SOURCES) await fs.copyFile(path.join(PACKAGING, file), path.join(work, file));
+    await writeCliDocs('nox-mesh-host', work);
     // The system's makepkg.conf, with the package format Arch uses (Debian's default is .gz).
     const level = options.fast ? '-1' : '-19';
     await fs.writeFile(path.join(work, 'makepkg.conf'), [
