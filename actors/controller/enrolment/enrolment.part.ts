@@ -38,6 +38,7 @@ export const enrolmentPart: ControllerPart = {
   start: async (ctx) => {
     const answers = new AnswersInHand();
     const underWay = new Set<Promise<void>>();
+    underWayOf.set(ctx, underWay);
     const subscription = ctx.nc.subscribe(enrolmentSubject('*'), {
       queue: ENROLMENT_QUEUE,
       callback: (error, message) => {
@@ -57,6 +58,18 @@ export const enrolmentPart: ControllerPart = {
     };
   },
 };
+
+/** The requests each running enrolment part is still handling, by the controller's context. */
+const underWayOf = new WeakMap<object, Set<Promise<void>>>();
+
+/**
+ * Resolves once every enrolment request taken in so far has been handled to its end: answered,
+ * its token's user removed, the node sent its overlay and every other node its new peers.
+ */
+export async function enrolmentsHandled(ctx: object): Promise<void> {
+  const underWay = underWayOf.get(ctx);
+  while (underWay !== undefined && underWay.size > 0) await Promise.allSettled([...underWay]);
+}
 
 async function respond(ctx: ControllerContext, answers: AnswersInHand, message: Msg): Promise<void> {
   const tokenId = message.subject.slice(enrolmentSubject('').length);

@@ -40,7 +40,7 @@ import { openStore } from '../../store/open-store';
 import type { SqlStore, StoreKind } from '../../store/sql-store';
 import { issueEnrolmentToken } from '../../tokens/issue-enrolment-token';
 import { enrolProofBytes } from '../enrol-proof';
-import { enrolmentPart } from '../enrolment.part';
+import { enrolmentPart, enrolmentsHandled } from '../enrolment.part';
 
 /** A machine about to enrol: the keys it made and what it says it is. */
 export interface TestMachine {
@@ -97,7 +97,7 @@ export interface TestController {
   nextDeclaration(connection: NatsConnection, node: string): Promise<ReadDeclaration>;
   /** Publishes, as the node, a report on a declaration: every resource with `outcome`. */
   report(connection: NatsConnection, read: ReadDeclaration, order: { sequence: number; report_sequence: number }, outcome?: ResourceOutcome): Promise<Report>;
-  /** Waits until every piece of work the controller queued for nodes has finished. */
+  /** Waits until every enrolment taken in has been handled and every piece of work queued for nodes has finished. */
   settled(): Promise<void>;
   /** Waits until the responder has taken the token's broker user off the broker. */
   retired(token: TestToken): Promise<void>;
@@ -285,7 +285,11 @@ export function useTestController(kind: StoreKind): TestController {
       await connection.flush();
       return report;
     },
-    settled: () => nodeWorkQueue(the(ctx, 'context')).idle(),
+    settled: async () => {
+      // The peers every other node is sent come after the answer the test waited for.
+      await enrolmentsHandled(the(ctx, 'context'));
+      await nodeWorkQueue(the(ctx, 'context')).idle();
+    },
     retired: (token) => retired(token),
   };
 
