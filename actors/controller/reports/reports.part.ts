@@ -4,7 +4,6 @@ import type { ControllerContext } from '../controller-context';
 import type { ControllerPart } from '../serve/controller-parts';
 import { receiveHeartbeat } from './receive-heartbeat';
 import { receiveReport } from './receive-report';
-import { formatRecentReports, recentReports, RecentReportsArgs } from './recent-reports';
 
 /** The queue group reports and heartbeats are taken in: with several controllers serving, one takes each. */
 export const REPORTS_QUEUE = 'mesh-reports';
@@ -12,16 +11,11 @@ export const REPORTS_QUEUE = 'mesh-reports';
 /**
  * The report receiver: every node's reports (`mesh.node.*.report`, receiveReport) and
  * heartbeats (`mesh.node.*.heartbeat`, receiveHeartbeat). Messages are taken side by side;
- * reports of one node are put in order by the node's work queue. It answers `reports.recent`
- * (a query: the latest reports kept, in brief), which the dashboard lists.
+ * reports of one node are put in order by the node's work queue.
  */
 export const reportsPart: ControllerPart = {
   name: 'reports',
-  start: async (ctx, verbs) => {
-    verbs.register('reports.recent', RecentReportsArgs, async (callCtx, args) => {
-      const reports = await recentReports(callCtx.store, args.limit);
-      return { result: { reports }, text: formatRecentReports(reports) };
-    }, { query: true });
+  start: async (ctx) => {
     const underWay = new Set<Promise<unknown>>();
     const take = (what: string, handle: (ctx: ControllerContext, subject: string, data: Uint8Array) => Promise<unknown>) =>
       (error: Error | null, message: Msg): void => {

@@ -7,6 +7,7 @@ import { handActsPart } from '../hand-acts/hand-acts.part';
 import { plansPart } from '../plans/plans.part';
 import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
+import { recentReportsPart } from '../reports/recent-reports.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
 import type { PartGroup } from './parts.service';
@@ -28,7 +29,7 @@ export const KNOWN_SECRET_ANSWERS: readonly string[] = ['token.issue'];
  */
 export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, presence: Omit<PresenceOptions, 'news'> = {}): PartGroup[] {
   return [
-    { id: 'reports', parts: [reportReceiverPart(news)] },
+    { id: 'reports', parts: [reportReceiverPart(news), recentReportsPart] },
     { id: 'heartbeats', parts: [heartbeatTrackerPart(news), presencePart({ ...presence, news })] },
     // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
     { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
