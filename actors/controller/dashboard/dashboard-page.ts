@@ -22,14 +22,14 @@ export const INDEX_HTML = `<!doctype html>
 </header>
 <div id="errors"></div>
 <main>
+  <section id="nodes-section">
+    <h2>Nodes <span id="node-count" class="count"></span></h2>
+    <div id="nodes" class="cards"></div>
+  </section>
   <section id="lease-section">
     <h2>Lease</h2>
     <dl id="lease"></dl>
     <div class="chart" id="lease-chart"></div>
-  </section>
-  <section id="nodes-section">
-    <h2>Nodes <span id="node-count" class="count"></span></h2>
-    <div id="nodes" class="cards"></div>
   </section>
   <section id="plans-section">
     <h2>Plans</h2>
