@@ -15,7 +15,7 @@ export interface RecentReport {
   /** When the controller received it, ISO-8601. */
   received_at: string;
   version_running: string;
-  /** Resources by outcome (`ok`, `changed`, `failed`, `refused`, …). */
+  /** Resources by outcome (`applied`, `unchanged`, `failed`, …), by name. */
   outcomes: Record<string, number>;
   /** Why the host refused the declaration whole, when it did. */
   refused: string | null;
@@ -53,7 +53,8 @@ export async function recentReports(sql: Sql, limit = 20): Promise<RecentReport[
     epoch: Number(row.epoch),
     received_at: new Date(row.received_at).toISOString(),
     version_running: row.version_running,
-    outcomes: Object.fromEntries(Object.entries(row.outcomes ?? {}).map(([outcome, n]) => [outcome, Number(n)])),
+    // By name, so the same report reads the same way every time (the store's aggregate keeps no order).
+    outcomes: Object.fromEntries(Object.entries(row.outcomes ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([outcome, n]) => [outcome, Number(n)])),
     refused: row.refused,
   }));
 }
