@@ -72,6 +72,8 @@ export async function openControlLine(dir: string, options: CallControllerOption
       inboxPrefix: OPERATOR_INBOX_PREFIX,
       name: 'mesh-control (operator)',
       reconnect: options.reconnect ?? false,
+      // A line kept open for a page keeps coming back however long the broker is away.
+      ...(options.reconnect === true ? { maxReconnectAttempts: -1 } : {}),
       timeout: Math.min(timeoutMs, 5000),
     });
   } catch (error) {
