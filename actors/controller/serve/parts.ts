@@ -29,7 +29,7 @@ export const KNOWN_SECRET_ANSWERS: readonly string[] = ['token.issue'];
  */
 export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, presence: Omit<PresenceOptions, 'news'> = {}): PartGroup[] {
   return [
-    { id: 'reports', parts: [reportReceiverPart(news), recentReportsPart] },
+    { id: 'reports', parts: [reportReceiverPart(news)] },
     { id: 'heartbeats', parts: [heartbeatTrackerPart(news), presencePart({ ...presence, news })] },
     // Reports are taken before enrolments are answered: a node's first report follows its enrolment closely.
     { id: 'enrolment', parts: [tokensPart, enrolmentPart], after: ['reports', 'heartbeats'], secretAnswers: KNOWN_SECRET_ANSWERS },
@@ -38,7 +38,8 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
     // Modules, assignment, push and staged rollout plans, which send through the composer.
     { id: 'plans', parts: [plansPart()], after: ['declarations'] },
-    // What people did by hand, and how long things took as they were heard (hand-acts, durations).
-    { id: 'records', parts: [handActsPart, durationsPart()] },
+    // What people did by hand, how long things took as they were heard (hand-acts, durations), and
+    // the latest reports kept (reports.recent, for the dashboard), all read from the store.
+    { id: 'records', parts: [handActsPart, durationsPart(), recentReportsPart] },
   ];
 }
