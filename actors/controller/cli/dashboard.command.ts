@@ -44,9 +44,10 @@ export class DashboardCommand extends ControllerCommand {
     this.context.stdout.write(this.json
       ? `${JSON.stringify(started)}\n`
       : `dashboard: ${started.url} (read-only; Ctrl-C stops it)\nlog in with this link, once, before ${started.login_expires_at}:\n  ${started.login_url}\n`);
-    const outcome = await Promise.race([stopSignal.then((signal) => ({ signal })), dashboard.failed.then(() => ({ signal: null }))]);
+    const outcome = await Promise.race([stopSignal.then((signal) => ({ signal })), dashboard.failed.catch((error: unknown) => ({ error }))]);
     stopping.abort();
     await dashboard.stop();
+    if ('error' in outcome) throw outcome.error;
     return { text: '', json: { stopped: true, signal: outcome.signal } };
   }
 }
