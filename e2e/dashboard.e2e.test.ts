@@ -159,4 +159,11 @@ describe('the dashboard in a real browser, on a real mesh', () => {
     // The top of the page, as docs/dashboard.png shows it in the README.
     await page.screenshot({ path: path.join(OUTPUT, 'dashboard.png') });
   }, 60_000);
+
+  test('SIGTERM stops it cleanly, saying so, and the page is gone', async () => {
+    const exit = await dashboard?.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(dashboard?.output()).toMatch(/^\{"stopped":true,"signal":"SIGTERM"\}$/m);
+    await expect(get(`${origin}/`)).rejects.toThrow(/ECONNREFUSED/);
+  }, 30_000);
 });
