@@ -10,6 +10,7 @@ import { AssignCommand } from './assign.command';
 import { BrokerCommand } from './broker.command';
 import { CallsCommand } from './calls.command';
 import { ConditionsCommand, ConditionsHistoryCommand, ConditionsShowCommand, ConditionsSilenceCommand } from './conditions.command';
+import { DashboardCommand } from './dashboard.command';
 import { DoctorCommand } from './doctor.command';
 import { DurationsCommand } from './durations.command';
 import { HandActRecordCommand, HandActsCommand } from './hand-acts.command';
@@ -45,6 +46,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(ModuleAddCommand, AssignCommand, UnassignCommand, PlansCommand, PlansShowCommand, PlansCloseCommand, PlansRetryCommand, PushCommand);
   verbs.push(HandActRecordCommand, HandActsCommand, DurationsCommand);
   verbs.push(BrokerRotateCertificateCommand);
+  verbs.push(DashboardCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
   return nameOptionPlaceholders(cli);

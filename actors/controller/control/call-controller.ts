@@ -38,6 +38,30 @@ export interface CallControllerOptions {
  */
 export async function callController(dir: string, verb: string, args: Record<string, unknown>, options: CallControllerOptions = {}): Promise<VerbAnswer> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const line = await openControlLine(dir, { timeoutMs });
+  try {
+    return await line.call(verb, args, { timeoutMs });
+  } finally {
+    await line.close();
+  }
+}
+
+/** One operator connection to the broker that asks the controller many times (`mesh-control dashboard`). */
+export interface ControlLine {
+  /** Asks the controller to run `verb`, as {@link callController} does, on this connection. */
+  call(verb: string, args: Record<string, unknown>, options?: CallControllerOptions): Promise<VerbAnswer>;
+  /** Closes the connection; calls after it fail. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the broker of the mesh in `dir` as the operator, as {@link callController} does,
+ * and keeps the connection for many calls, so a caller that asks every half second does not
+ * make a TLS connection each time. `reconnect` lets the connection come back after a broker
+ * restart.
+ */
+export async function openControlLine(dir: string, options: CallControllerOptions & { reconnect?: boolean } = {}): Promise<ControlLine> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const root = meshDirLayout(dir).dir;
   const config = await loadControllerConfig(root);
   const operator = await readNkeySeedFile(config.operator.nkey_seed_file);
@@ -47,38 +71,45 @@ export async function callController(dir: string, verb: string, args: Record<str
       authenticator: nkeyAuthenticator(operator.seed),
       inboxPrefix: OPERATOR_INBOX_PREFIX,
       name: 'mesh-control (operator)',
-      reconnect: false,
+      reconnect: options.reconnect ?? false,
+      // A line kept open for a page keeps coming back however long the broker is away.
+      ...(options.reconnect === true ? { maxReconnectAttempts: -1 } : {}),
       timeout: Math.min(timeoutMs, 5000),
     });
   } catch (error) {
     if (error instanceof BrokerUnreachable) throw new ControlBrokerUnreachable(error.url, error.reason, root, error);
     throw error;
   }
+  return {
+    call: (verb, args, callOptions = {}) => askController(nc, root, config.broker.url, verb, args, callOptions.timeoutMs ?? timeoutMs),
+    close: async () => {
+      await nc.close().catch(() => undefined);
+    },
+  };
+}
+
+async function askController(nc: NatsConnection, root: string, brokerUrl: string, verb: string, args: Record<string, unknown>, timeoutMs: number): Promise<VerbAnswer> {
+  const request = new TextEncoder().encode(JSON.stringify({ format: 'mesh-control-1', verb, args } satisfies ControlRequest));
+  const maxPayload = nc.info?.max_payload;
+  if (maxPayload !== undefined && request.byteLength > maxPayload) throw new ControlRequestTooLarge(verb, request.byteLength, maxPayload);
+  let text: string;
   try {
-    const request = new TextEncoder().encode(JSON.stringify({ format: 'mesh-control-1', verb, args } satisfies ControlRequest));
-    const maxPayload = nc.info?.max_payload;
-    if (maxPayload !== undefined && request.byteLength > maxPayload) throw new ControlRequestTooLarge(verb, request.byteLength, maxPayload);
-    let text: string;
-    try {
-      text = (await nc.request(controlSubject(verb), request, { timeout: timeoutMs })).string();
-    } catch (error) {
-      if (isNoResponders(error)) throw new ControllerNotRunning(config.broker.url, root);
-      if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs, root);
-      throw error;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new ControlReplyMalformed(verb, 'it is not JSON');
-    }
-    const reply = ControlReply.safeParse(json);
-    if (!reply.success) throw new ControlReplyMalformed(verb, reply.error.issues[0]?.message ?? 'it does not match the control reply');
-    if (!reply.data.ok) throw new ControllerRefused(reply.data.error);
-    return { result: reply.data.result, text: reply.data.text };
-  } finally {
-    await nc.close().catch(() => undefined);
+    text = (await nc.request(controlSubject(verb), request, { timeout: timeoutMs })).string();
+  } catch (error) {
+    if (isNoResponders(error)) throw new ControllerNotRunning(brokerUrl, root);
+    if (isTimeout(error)) throw new ControllerDidNotAnswer(verb, timeoutMs, root);
+    throw error;
   }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ControlReplyMalformed(verb, 'it is not JSON');
+  }
+  const reply = ControlReply.safeParse(json);
+  if (!reply.success) throw new ControlReplyMalformed(verb, reply.error.issues[0]?.message ?? 'it does not match the control reply');
+  if (!reply.data.ok) throw new ControllerRefused(reply.data.error);
+  return { result: reply.data.result, text: reply.data.text };
 }
 
 function isNoResponders(error: unknown): boolean {

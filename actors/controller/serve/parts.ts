@@ -7,6 +7,7 @@ import { handActsPart } from '../hand-acts/hand-acts.part';
 import { plansPart } from '../plans/plans.part';
 import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
+import { recentReportsPart } from '../reports/recent-reports.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
 import type { PartGroup } from './parts.service';
@@ -37,7 +38,8 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
     // Modules, assignment, push and staged rollout plans, which send through the composer.
     { id: 'plans', parts: [plansPart()], after: ['declarations'] },
-    // What people did by hand, and how long things took as they were heard (hand-acts, durations).
-    { id: 'records', parts: [handActsPart, durationsPart()] },
+    // What people did by hand, how long things took as they were heard (hand-acts, durations), and
+    // the latest reports kept (reports.recent, for the dashboard), all read from the store.
+    { id: 'records', parts: [handActsPart, durationsPart(), recentReportsPart] },
   ];
 }
