@@ -6,7 +6,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { compareCharts, drawCharts, REPOSITORY_ROOT } from './charts/draw-charts';
+import { compareCharts, drawCharts, REPOSITORY_ROOT } from '../actors/controller/charts/draw-charts';
 import { scriptArguments } from './script-arguments';
 
 async function main(): Promise<number> {

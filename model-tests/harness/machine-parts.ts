@@ -1,5 +1,5 @@
 import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
-import { guardText } from '../../scripts/charts/transition-text';
+import { guardText } from '../../actors/controller/charts/transition-text';
 
 /**
  * The parts of a machine that coverage counts, each with the key people read in reports:

@@ -1,7 +1,7 @@
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, serializeSnapshot } from 'xstate/graph';
 import type { AdjacencyMap, StatePath, TraversalOptions } from 'xstate/graph';
-import { eventText } from '../../scripts/charts/transition-text';
+import { eventText } from '../../actors/controller/charts/transition-text';
 import { activeEventTypes, stateKey } from './machine-parts';
 import { measureCoverage } from './model-coverage';
 import type { ModelCoverage } from './model-coverage';

@@ -2,9 +2,9 @@ import type { AnyStateMachine } from 'xstate';
 import { leaseMachine } from '../../../machines/lease.machine';
 import { lifecycleMachine } from '../../../machines/lifecycle.machine';
 import { planMachine } from '../../../machines/plan.machine';
-import { chartModel, type ChartMachine, type ChartState } from '../../../scripts/charts/chart-model';
-import { machineToDot } from '../../../scripts/charts/machine-to-dot';
-import { renderSvg } from '../../../scripts/charts/render-svg';
+import { chartModel, type ChartMachine, type ChartState } from '../charts/chart-model';
+import { machineToDot } from '../charts/machine-to-dot';
+import { renderSvg } from '../charts/render-svg';
 
 /** The machines whose charts the dashboard lights up, by the name their chart has in docs/charts/. */
 export type DashboardChartName = 'lifecycle' | 'plan' | 'lease';

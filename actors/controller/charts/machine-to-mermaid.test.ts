@@ -1,5 +1,5 @@
 import { setup } from 'xstate';
-import { lifecycleMachine } from '../../machines/lifecycle.machine';
+import { lifecycleMachine } from '../../../machines/lifecycle.machine';
 import { chartModel } from './chart-model';
 import { machineToMermaid } from './machine-to-mermaid';
 

@@ -1,5 +1,5 @@
 import { fromPromise, setup } from 'xstate';
-import { lifecycleMachine } from '../../machines/lifecycle.machine';
+import { lifecycleMachine } from '../../../machines/lifecycle.machine';
 import { chartModel } from './chart-model';
 import { machineToDot } from './machine-to-dot';
 import { renderSvg } from './render-svg';

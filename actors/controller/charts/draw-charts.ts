@@ -28,7 +28,7 @@ export interface ChartPlaces {
 }
 
 /** The repository root of this checkout. */
-export const REPOSITORY_ROOT = resolve(__dirname, '..', '..');
+export const REPOSITORY_ROOT = resolve(__dirname, '..', '..', '..');
 
 /**
  * Draws `<name>.mmd` and `<name>.svg` into `docs/charts/` for every machine exported by a
