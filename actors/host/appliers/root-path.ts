@@ -455,6 +455,7 @@ export function holdParentUnderRoot(ctx: PathContext, path: string, options: { m
 }
 
 function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { make: boolean }): HeldParent {
+  if (walked.real === walked.realRoot) throw new ApplyFailed(`${path} is the root itself, which has no parent to write in; declare a path under it`);
   ctx.raceWindow?.(walked.real);
   const fdDirectory = ctx.fdDirectory ?? '/proc/self/fd';
   const leaf = basename(walked.real);
