@@ -45,6 +45,8 @@ export const fileApplier: Applier<FileResource> = {
   },
 
   tidy(resource: FileResource, ctx: ApplyContext): void {
+    // Swept once per directory and host (see sweepStaleTemporaries): held only when not yet.
+    if (swept.get(ctx.runner)?.has(dirname(resolveUnderRootSync(ctx, resource.path))) === true) return;
     const { directory } = holdParentUnderRoot(ctx, resource.path, { make: false });
     if (directory === undefined) return;
     try {
