@@ -6,6 +6,11 @@ import { join } from 'node:path';
 import type * as z from 'zod';
 import { DirectoryResource, FileResource } from '../../../schema/resource';
 import { ProcessRunner } from '../../shared/process/command-runner';
+import { emptyHostState } from '../../../schema/host-state';
+import { createAdopter } from '../adoption/adoption.actor';
+import { converge } from '../reconcile/converge';
+import { HostStore } from '../store/host-store';
+import { StateHandle } from '../store/state-handle';
 import type { ApplyContext } from './applier';
 import { directoryApplier } from './directory.applier';
 import { fileApplier } from './file.applier';
@@ -146,6 +151,27 @@ describe('the look→write window: a directory swapped for a link out of the roo
     await expect(fileApplier.apply(file(), ctx)).rejects.toThrow('was replaced by another directory');
     expect(await readdir(join(root, 'home/u/d'))).toEqual([]);
     expect(await readdir(join(root, 'home/u/d.moved'))).toEqual([]);
+  });
+});
+
+describe('the look→write window in a pass', () => {
+  test('a pass whose directory is swapped in the window fails that file, holds nothing of it, and writes nothing outside', async () => {
+    const state = new StateHandle(new HostStore(ctx.stateDir), emptyHostState());
+    ctx.raceWindow = swapForLinkOut;
+    const results = await converge([file()], { removeUndeclared: true }, {
+      state,
+      appliers: { file: fileApplier },
+      ctx,
+      adopter: createAdopter(),
+      now: () => new Date('2026-12-01T00:00:00Z'),
+      nodeName: () => 'window',
+    });
+    // Met in the window while preparing (which leaves the file to apply), then by apply's own
+    // walk as the link it now is: refused either way.
+    expect(results).toEqual([expect.objectContaining({ key: 'file:/home/u/d/app.conf', outcome: 'failed', detail: expect.stringMatching(/between the host's check and its write|passes through the symbolic link/) })]);
+    expect(state.current().owned.resources).toEqual([]);
+    expect(state.current().applying).toEqual([]);
+    expect(await outsideHolds()).toEqual([]);
   });
 });
 
