@@ -192,6 +192,9 @@ describe('the look→write window, raced for real', () => {
   test('a removal raced by a swapping process never removes the file outside the root', async () => {
     await writeFile(join(outside, 'app.conf'), 'not the host\'s\n');
     const d = join(root, 'home/u/d');
+    // The test puts the file back through the directory itself, wherever its name is now:
+    // opened before the swapping starts, so it is the user's directory and nothing else.
+    const held = openSync(d, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     const swapper = spawn(process.execPath, ['-e', `
       const fs = require('node:fs');
       const d = ${JSON.stringify(d)}, out = ${JSON.stringify(outside)};
@@ -199,8 +202,6 @@ describe('the look→write window, raced for real', () => {
         try { fs.renameSync(d, d + '.moved'); fs.symlinkSync(out, d); fs.unlinkSync(d); fs.renameSync(d + '.moved', d); } catch {}
       }
     `], { stdio: 'ignore' });
-    // The test puts the file back through the directory itself, wherever its name is now.
-    const held = openSync(d, constants.O_RDONLY | constants.O_DIRECTORY);
     let refused = 0;
     try {
       for (let attempt = 0; attempt < 400; attempt++) {
