@@ -1,7 +1,7 @@
 import { createActor, fromPromise, initialTransition, toPromise, transition, waitFor } from 'xstate';
 import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import { BriefingLine } from '../schema/briefing';
-import { adoptionMachine, couldNotRead, isReleaseOutcome, MAX_DETAIL, TAKEN, takenSnapshotContext } from './adoption.machine';
+import { adoptionMachine, conflictSnapshotContext, conflictStateOf, couldNotRead, isReleaseOutcome, MAX_DETAIL, TAKEN, takenSnapshotContext } from './adoption.machine';
 import type { AdoptionObservation, AdoptionOutcome, HandBackInput, HandBackResult, KeepOriginalInput, KeptOriginal, ReleaseOutcome } from './adoption.machine';
 
 type Snapshot = SnapshotFrom<typeof adoptionMachine>;
@@ -61,7 +61,7 @@ describe('adoption machine', () => {
 
   test('on conflict the machine wins: nothing taken, the difference and the kept original said', () => {
     const snapshot = walk([observed(conflicting), keptAt(KEPT_AT)]);
-    expect(snapshot.value).toBe('kept');
+    expect(snapshot.value).toEqual({ conflict: 'kept' });
     const decision = decisionOf(snapshot);
     expect(decision.take).toBe(false);
     expect(decision.line.status).toBe('kept');
@@ -81,7 +81,7 @@ describe('adoption machine', () => {
 
   test('a machine that cannot be read is unknown, and no original is kept', () => {
     const snapshot = walk([observed(unreadable)]);
-    expect(snapshot.value).toBe('unknown');
+    expect(snapshot.value).toEqual({ conflict: 'unknown' });
     expect(decisionOf(snapshot)).toEqual({
       take: false,
       line: { status: 'unknown', subject: input.subject, detail: 'could not be read: cannot read /etc/docker/daemon.json: EACCES; nothing was kept or written' },
@@ -91,7 +91,7 @@ describe('adoption machine', () => {
   test('a read failure while keeping the original is unknown, not failed', () => {
     const error = Object.assign(new Error('/etc/docker leads outside the root'), { couldNotRead: true });
     const snapshot = walk([observed(conflicting), keepFailed(error)]);
-    expect(snapshot.value).toBe('unknown');
+    expect(snapshot.value).toEqual({ conflict: 'unknown' });
     const decision = decisionOf(snapshot);
     expect(decision.take).toBe(false);
     expect(decision.line.detail).toBe('could not be read while keeping the original, so nothing was written: /etc/docker leads outside the root');
@@ -99,7 +99,7 @@ describe('adoption machine', () => {
 
   test('an original that cannot be kept fails the line, and nothing is taken even when the machine matches', () => {
     const snapshot = walk([observed(matching), keepFailed(new Error('ENOSPC: no space left on device'))]);
-    expect(snapshot.value).toBe('failed');
+    expect(snapshot.value).toEqual({ conflict: 'failed' });
     expect(decisionOf(snapshot)).toEqual({
       take: false,
       line: { status: 'failed', subject: input.subject, detail: 'the original could not be kept, so nothing was written: ENOSPC: no space left on device' },
@@ -153,25 +153,25 @@ describe('adoption machine', () => {
       actors: { keepOriginal: fromPromise<KeptOriginal | null, KeepOriginalInput>(async () => { asked += 1; return null; }) },
     });
     const actor = createActor(logic, { input });
-    const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.observed', observation: unreadable });
-    expect(((await done) as AdoptionOutcome).line.status).toBe('unknown');
+    expect((await waitFor(actor, (s) => s.hasTag('decided'))).context.decision?.line.status).toBe('unknown');
     expect(asked).toBe(0);
   });
 
   test('the placeholder keepOriginal fails loudly, naming how to provide it', async () => {
     const actor = createActor(adoptionMachine, { input });
-    const done = toPromise(actor);
     actor.start();
     actor.send({ type: 'resource.observed', observation: matching });
-    expect(((await done) as AdoptionOutcome).line.detail).toMatch(/provide the keepOriginal actor/);
+    expect((await waitFor(actor, (s) => s.hasTag('decided'))).context.decision?.line.detail).toMatch(/provide the keepOriginal actor/);
   });
 
   test('documents every state and names every invoke', () => {
-    const nodes = Object.values(adoptionMachine.root.states);
-    expect(nodes.map((node) => node.key).sort()).toEqual([
-      'failed', 'handedBack', 'handingBack', 'keepingOriginal', 'kept', 'looking', 'notHandedBack', 'originalMissing', 'removed', 'removing', 'stillHeld', 'taken', 'unknown',
+    const top = Object.values(adoptionMachine.root.states);
+    const nodes = [...top, ...top.flatMap((node) => Object.values(node.states))];
+    expect(nodes.map((node) => node.path.join('.')).sort()).toEqual([
+      'conflict', 'conflict.failed', 'conflict.kept', 'conflict.unknown', 'dropped', 'handedBack', 'handingBack', 'keepingOriginal', 'looking', 'made',
+      'notHandedBack', 'originalMissing', 'removed', 'removing', 'stillHeld', 'taken',
     ]);
     for (const node of nodes) {
       expect(node.description).toBeTruthy();
@@ -249,11 +249,18 @@ describe('adoption machine: releasing what it holds', () => {
     expect(releaseOf(failed)).toEqual({ outcome: 'failed', held: true, line: null, detail: 'could not remove it, so it is still owned: EBUSY' });
   });
 
-  test('a conflict, unknown or failed adoption is not handed back: release is not an event there', () => {
+  test('a conflict, unknown or failed adoption is not handed back: released, its line and copy are let go', () => {
     for (const events of [[observed(conflicting), keptAt(KEPT_AT)], [observed(unreadable)], [observed(matching), keepFailed(new Error('x'))]]) {
-      const before = walk(events);
-      const [after] = transition(adoptionMachine, before, released() as never);
-      expect(after.value).toBe(before.value);
+      const after = walk([...events, released()]);
+      expect(after.value).toBe('dropped');
+      const kept = events.length === 2 && events[1]?.type === 'xstate.done.actor.keepOriginal';
+      expect(releaseOf(after)).toEqual({
+        outcome: 'forgotten',
+        detail: 'no longer declared: the host never wrote it and the machine keeps its own value, so nothing of it is held any more',
+        held: false,
+        line: null,
+        ...(kept ? { forgetOriginalAt: KEPT_AT } : {}),
+      });
     }
   });
 
@@ -274,5 +281,50 @@ describe('adoption machine: releasing what it holds', () => {
     actor.send({ type: 'resource.released', resuming: false });
     expect(await done).toMatchObject({ outcome: 'handed_back', held: false });
     expect(asked).toEqual([input.originalsDir]);
+  });
+});
+
+describe('adoption machine: a conflict resolved later', () => {
+  const applied: AnyEventObject = { type: 'resource.applied' };
+  const keptLine = { status: 'kept' as const, subject: input.subject, detail: `content differs — the machine's value wins, nothing was written; original kept at ${KEPT_AT}`, original_kept_at: KEPT_AT };
+
+  function fromConflict(line: BriefingLine, events: AnyEventObject[]): Snapshot {
+    let snapshot = adoptionMachine.resolveState({ value: conflictStateOf(line.status)!, context: conflictSnapshotContext(input, line) });
+    for (const event of events) [snapshot] = transition(adoptionMachine, snapshot, event as never);
+    return snapshot;
+  }
+
+  test('a kept conflict applied after all is taken as adopted, its line saying so and where the original is', () => {
+    const snapshot = fromConflict(keptLine, [applied]);
+    expect(snapshot.value).toBe('taken');
+    const decision = decisionOf(snapshot);
+    expect(decision).toMatchObject({ take: true, originalKeptAt: KEPT_AT, line: { status: 'ok', original_kept_at: KEPT_AT } });
+    expect(decision.line.detail).toMatch(/^resolved \(was kept\): the machine's value was no longer there, so the declaration was applied; adopted, .*; original kept at /);
+    expect(decision.line.detail).not.toMatch(/nothing was written/);
+    // Then released like anything adopted: the original is handed back.
+    expect(transition(adoptionMachine, snapshot, { type: 'resource.released', resuming: false } as never)[0].value).toBe('handingBack');
+  });
+
+  test('an unknown or failed conflict applied after all is the host\'s own, removed when released', () => {
+    for (const status of ['unknown', 'failed'] as const) {
+      const snapshot = fromConflict({ status, subject: input.subject, detail: 'nothing was written' }, [applied]);
+      expect(snapshot.value).toBe('made');
+      expect(decisionOf(snapshot)).toEqual({
+        take: true,
+        line: { status: 'ok', subject: input.subject, detail: `resolved (was ${status}): nothing of the machine's was there any more, so the host made it as declared; nothing was kept` },
+      });
+      expect(transition(adoptionMachine, snapshot, { type: 'resource.released', resuming: false } as never)[0].value).toBe('removing');
+    }
+  });
+
+  test('a copy another resource\'s line points to is never taken as this one\'s original', () => {
+    const elsewhere = '/var/lib/mesh-host/originals/file:%2Fetc%2Fother/etc/other';
+    const snapshot = fromConflict({ ...keptLine, original_kept_at: elsewhere }, [applied]);
+    expect(snapshot.value).toBe('made');
+    expect(decisionOf(snapshot)).not.toHaveProperty('originalKeptAt');
+  });
+
+  test('an ok line is no conflict', () => {
+    expect(conflictStateOf('ok')).toBeUndefined();
   });
 });

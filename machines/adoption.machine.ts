@@ -26,6 +26,15 @@ import type { BriefingLine } from '../schema/briefing';
 // never destroys what it did not make. A host that took a resource over is `taken` until then;
 // the host, which may be another process by that time, restores that state from its store (the
 // briefing line says where the original was kept) and sends `resource.released`.
+//
+// A conflict (`kept`, `unknown`, `failed`: the host wrote nothing) is not the end either. When
+// the machine's value is later gone (a person removed it to let the declaration win) the host
+// applies the declaration and sends `resource.applied`: the conflict is resolved, and what the
+// host holds from then on, and what its line says, is decided here: adopted with the original
+// kept on the way in (`taken`), or made by the host (`made`). When it is no longer declared
+// before that (`resource.released`), the host never wrote it and the machine keeps its value:
+// the line goes, and so does the copy kept for it (`dropped`). The host restores the conflict
+// from its store (the line's status names the state, see {@link conflictSnapshotContext}).
 
 /**
  * What the machine has for one resource, as the resource's applier observed it. The same shape
@@ -113,6 +122,8 @@ export interface ReleaseOutcome {
   held: boolean;
   /** The briefing line from now on when not held: null when nothing of it is held any more. */
   line: BriefingLine | null;
+  /** A kept copy nothing serves any more (a conflict dropped): the host deletes it, before the line. */
+  forgetOriginalAt?: string;
 }
 
 /** Events an adoption accepts besides the outcomes of its invoked actors. */
@@ -123,7 +134,12 @@ export type AdoptionEvent =
    * The resource is no longer declared. `resuming`: the store says the host was already
    * undoing it when it stopped, so a copy no longer kept was put back then, not lost.
    */
-  | { type: 'resource.released'; resuming: boolean };
+  | { type: 'resource.released'; resuming: boolean }
+  /**
+   * A conflict was resolved: the machine's value was gone, so the host applied the declaration
+   * and recorded it. Sent to a conflict restored from the store.
+   */
+  | { type: 'resource.applied' };
 
 /** What an adoption remembers. */
 export interface AdoptionContext {
@@ -159,6 +175,25 @@ export function takenSnapshotContext(input: AdoptionInput, line: BriefingLine, o
   return { subject: input.subject, originalsDir: input.originalsDir, observation: null, decision, resuming: false, release: null };
 }
 
+/** A conflict's state, by the status of its briefing line: `conflict.kept`, `conflict.unknown`, `conflict.failed`. */
+export type ConflictStatus = 'kept' | 'unknown' | 'failed';
+
+/** The state value of a conflict whose line has `status`, for `resolveState`; undefined for an `ok` line. */
+export function conflictStateOf(status: BriefingLine['status']): { conflict: ConflictStatus } | undefined {
+  return status === 'ok' ? undefined : { conflict: status };
+}
+
+/**
+ * The context of a conflict, rebuilt from its briefing line in the store, so that
+ * `adoptionMachine.resolveState({ value: conflictStateOf(line.status), context })` is the machine
+ * as adoption left it.
+ */
+export function conflictSnapshotContext(input: AdoptionInput, line: BriefingLine): AdoptionContext {
+  const kept = line.original_kept_at;
+  const decision: AdoptionOutcome = { take: false, line, ...(kept === undefined ? {} : { originalKeptAt: kept }) };
+  return { subject: input.subject, originalsDir: input.originalsDir, observation: null, decision, resuming: false, release: null };
+}
+
 /** The most a line's detail may hold (the briefing contract's limit). */
 export const MAX_DETAIL = 4096;
 
@@ -169,10 +204,14 @@ export const MAX_DETAIL = 4096;
  * looking ──observed, unreadable──────────────────────────────► unknown
  *    │
  *    ├─observed──► keepingOriginal ──kept, matches──────────────► taken   (ok)
- *    │                   │         ──kept, differs──────────────► kept
- *    │                   │         ──could not read─────────────► unknown
- *    │                   └───────────could not keep─────────────► failed
+ *    │                   │         ──kept, differs──────────────► conflict.kept
+ *    │                   │         ──could not read─────────────► conflict.unknown
+ *    │                   └───────────could not keep─────────────► conflict.failed
  *    │
+ *    │   conflict ──applied, its own original kept──► taken   (resolved)
+ *    │            ──applied, nothing kept───────────► made    (resolved)
+ *    │            ──released────────────────────────► dropped
+ *    │   made ──released──► removing
  *    └─released (the host made it)──► removing ──done──────────► removed
  *                                         └──────error─────────► stillHeld
  *
@@ -211,6 +250,8 @@ export const adoptionMachine = setup({
   guards: {
     /** The applier could not read the machine, so there is nothing to keep or compare. */
     isUnreadable: ({ event }) => event.type === 'resource.observed' && event.observation.unreadable !== undefined,
+    /** The conflict kept the machine's original, in this resource's own originals folder. */
+    keptOwnOriginal: ({ context }) => ownOriginal(context) !== undefined,
     /** The machine already holds what is declared. */
     matchesDeclaration: ({ context }) => context.observation !== null && context.observation.differences.length === 0,
     /** Keeping failed because the machine could not be read, not because the copy could not be made. */
@@ -272,6 +313,26 @@ export const adoptionMachine = setup({
         return { outcome: 'failed', detail: clip(detail), held: true, line: context.decision?.line ?? null };
       },
     }),
+    decideResolved: assign({
+      decision: ({ context }) => {
+        const keptAt = ownOriginal(context);
+        const before = `was ${context.decision?.line.status ?? 'a conflict'}`;
+        if (keptAt === undefined) {
+          const detail = `resolved (${before}): nothing of the machine's was there any more, so the host made it as declared; nothing was kept`;
+          return { take: true, line: { status: 'ok' as const, subject: context.subject, detail } };
+        }
+        const main = `resolved (${before}): the machine's value was no longer there, so the declaration was applied; adopted, the host owns it `
+          + 'from now on and hands the original back when it is no longer declared';
+        return withOriginal({ take: true, line: line('ok', context.subject, main, `original kept at ${keptAt}`) }, { at: keptAt });
+      },
+    }),
+    decideDropped: assign({
+      release: ({ context }) => {
+        const keptAt = context.decision?.originalKeptAt;
+        const detail = 'no longer declared: the host never wrote it and the machine keeps its own value, so nothing of it is held any more';
+        return { outcome: 'forgotten' as const, detail, held: false, line: null, ...(keptAt === undefined ? {} : { forgetOriginalAt: keptAt }) };
+      },
+    }),
     recordObservation: assign({
       observation: ({ event }) => {
         assertEvent(event, 'resource.observed');
@@ -325,7 +386,7 @@ export const adoptionMachine = setup({
       description: 'Waits for what the applier found on the machine for this resource.',
       on: {
         'resource.observed': [
-          { guard: 'isUnreadable', target: 'unknown', actions: ['recordObservation', 'decideUnreadable'] },
+          { guard: 'isUnreadable', target: '#adoption.conflict.unknown', actions: ['recordObservation', 'decideUnreadable'] },
           { target: 'keepingOriginal', actions: 'recordObservation' },
         ],
         // Nothing adoption took over: the host made it itself, and removes it by the table.
@@ -342,11 +403,11 @@ export const adoptionMachine = setup({
         input: ({ context }) => ({ dir: context.originalsDir }),
         onDone: [
           { guard: 'matchesDeclaration', target: 'taken', actions: 'decideTaken' },
-          { target: 'kept', actions: 'decideKept' },
+          { target: '#adoption.conflict.kept', actions: 'decideKept' },
         ],
         onError: [
-          { guard: 'couldNotRead', target: 'unknown', actions: 'decideCouldNotRead' },
-          { target: 'failed', actions: 'decideFailed' },
+          { guard: 'couldNotRead', target: '#adoption.conflict.unknown', actions: 'decideCouldNotRead' },
+          { target: '#adoption.conflict.failed', actions: 'decideFailed' },
         ],
       },
     },
@@ -372,6 +433,15 @@ export const adoptionMachine = setup({
           { target: 'notHandedBack', actions: 'decideNotHandedBack' },
         ],
         onError: { target: 'stillHeld', actions: 'decideStillHeld' },
+      },
+    },
+    // Not final either: what the host made once a conflict was resolved is its own, and is
+    // removed by the table when no longer declared.
+    made: {
+      tags: ['decided'],
+      description: 'resolved: the machine\'s value was gone and nothing of it was kept, so the host made the resource as declared and holds it as its own.',
+      on: {
+        'resource.released': { target: 'removing', actions: 'recordRelease' },
       },
     },
     removing: {
@@ -403,20 +473,36 @@ export const adoptionMachine = setup({
       type: 'final',
       description: 'Undoing it failed: the host still holds it, its original still kept, and tries again on the next pass.',
     },
-    kept: {
-      tags: ['decided'],
-      type: 'final',
-      description: 'kept: the machine differs and its value wins; the host wrote nothing and leaves the resource alone until the difference is resolved.',
+    // The host wrote nothing and holds nothing; the line stays until the conflict is resolved
+    // (the machine's value gone, the declaration applied) or the resource is no longer declared.
+    conflict: {
+      description: 'The host wrote nothing: the line says why, until the declaration is applied after all or the resource is no longer declared.',
+      on: {
+        'resource.applied': [
+          { guard: 'keptOwnOriginal', target: 'taken', actions: 'decideResolved' },
+          { target: 'made', actions: 'decideResolved' },
+        ],
+        'resource.released': { target: 'dropped', actions: ['recordRelease', 'decideDropped'] },
+      },
+      initial: 'kept',
+      states: {
+        kept: {
+          tags: ['decided'],
+          description: 'kept: the machine differs and its value wins; the host wrote nothing and leaves the resource alone until the difference is resolved.',
+        },
+        unknown: {
+          tags: ['decided'],
+          description: 'unknown: the machine could not be read, so whether it matches is not known; nothing was kept or written.',
+        },
+        failed: {
+          tags: ['decided'],
+          description: 'failed: the original could not be kept, so nothing was written. The node is not given work until this is resolved.',
+        },
+      },
     },
-    unknown: {
-      tags: ['decided'],
+    dropped: {
       type: 'final',
-      description: 'unknown: the machine could not be read, so whether it matches is not known; nothing was kept or written.',
-    },
-    failed: {
-      tags: ['decided'],
-      type: 'final',
-      description: 'failed: the original could not be kept, so nothing was written. The node is not given work until this is resolved.',
+      description: 'A conflict no longer declared: the machine keeps its own value; its line and the copy kept for it go.',
     },
   },
 });
@@ -455,6 +541,14 @@ export function releaseOfMade(result: { removal: unknown } | { error: unknown })
 
 function asRemoval(value: string): RemovalOutcome {
   return value === 'stopped' || value === 'forgotten' ? value : 'removed';
+}
+
+// Where the conflict kept the machine's original, when that is inside this resource's own
+// originals folder: a line of another key whose shortened subject is the same does not count.
+function ownOriginal(context: AdoptionContext): string | undefined {
+  const at = context.decision?.originalKeptAt;
+  if (at === undefined) return undefined;
+  return at === context.originalsDir || at.startsWith(`${context.originalsDir}/`) ? at : undefined;
 }
 
 function keptAtOf(context: AdoptionContext): string {

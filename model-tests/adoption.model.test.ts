@@ -10,7 +10,10 @@
  * (the host writes over what it adopted) and then dropped; from `looking`, the host first makes
  * the file itself on an empty machine and then it is dropped. `after a kill` is the same, with
  * the first host stopped for good in the middle of undoing it and a new host started on the
- * store it left.
+ * store it left. From a conflict, `resource.released` is the declaration dropped (the host lets
+ * the line and its copy go), and `resource.applied` is a person clearing the way (the link put
+ * back, the originals folder unblocked, the machine's file removed) and a pass that then applies
+ * the declaration: the conflict resolved.
  *
  * The only thing the rig adds is a hold in front of the applier's keepOriginal, handBack and
  * remove, so a path can look at the system while they are asked and before they run. How the
@@ -99,6 +102,8 @@ interface Rig {
   host: Host;
   /** What the machine's file held once the last driver arranged it; null before. */
   arranged: string | null;
+  /** What the machine had there before the host came (what adoption keeps); null before. */
+  original: string | null;
 }
 
 function startHost(rig: Pick<Rig, 'ctx' | 'store'>, state: StateHandle): Host {
@@ -151,6 +156,11 @@ async function finished(host: Host): Promise<Map<string, ResourceResult>> {
 async function killAndRestart(rig: Rig): Promise<void> {
   const { state } = await rig.store.load();
   rig.host = startHost(rig, new StateHandle(rig.store, state));
+}
+
+/** The conflict a state value is in (`{ conflict: 'kept' }`), if it is one. */
+function conflictOf(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null && 'conflict' in value ? String((value as { conflict: unknown }).conflict) : undefined;
 }
 
 function kindOf(observation: AdoptionObservation): 'matches' | 'conflicts' | 'unreadable' {
@@ -243,7 +253,7 @@ describeModel({
     const scratch = await realpath(await mkdtemp(join(tmpdir(), 'mesh-adoption-model-scratch-')));
     const ctx: ApplyContext = { root, stateDir: join(scratch, 'state'), runner: new ProcessRunner(), hostUnit: 'nox-mesh-host.service' };
     const store = new HostStore(ctx.stateDir);
-    const rig = { root, scratch, ctx, store, arranged: null };
+    const rig = { root, scratch, ctx, store, arranged: null, original: null };
     return { ...rig, host: startHost(rig, new StateHandle(store, emptyHostState())) };
   },
   async teardown(rig) {
@@ -266,6 +276,7 @@ describeModel({
       async drive(rig, event) {
         const kind = kindOf(event.observation);
         rig.arranged = kind === 'matches' ? DECLARED : BY_HAND;
+        rig.original = rig.arranged;
         await mkdir(join(rig.root, 'srv/app'), { recursive: true });
         await writeFile(join(rig.root, PATH), rig.arranged);
         await chmod(join(rig.root, PATH), MODE);
@@ -309,11 +320,21 @@ describeModel({
         'after a kill': { type: 'resource.released', resuming: true },
       },
       async drive(rig, event, step) {
+        if (conflictOf(step.from.value) !== undefined) {
+          // The host wrote nothing and holds nothing: a pass without it lets the conflict go.
+          if (event.resuming) await killAndRestart(rig);
+          startPass(rig.host, []);
+          await finished(rig.host);
+          return;
+        }
         const taken = step.from.value === 'taken';
         // From taken, the declaration changes first: the host writes over what it adopted. From
-        // looking, nothing is there and the host makes the file itself.
-        startPass(rig.host, [taken ? rewritten : resource]);
-        expect((await finished(rig.host)).get(KEY)?.outcome).toBe('applied');
+        // looking, nothing is there and the host makes the file itself. What it made once a
+        // conflict was resolved is there already.
+        if (step.from.value !== 'made') {
+          startPass(rig.host, [taken ? rewritten : resource]);
+          expect((await finished(rig.host)).get(KEY)?.outcome).toBe('applied');
+        }
         const hold = (host: Host) => (taken ? host.handBack : host.remove);
         startPass(rig.host, []);
         await reached(rig.host, hold(rig.host));
@@ -322,6 +343,22 @@ describeModel({
           startPass(rig.host, []);
           await reached(rig.host, hold(rig.host));
         }
+      },
+    },
+    'resource.applied': {
+      samples: [{ type: 'resource.applied' }],
+      async drive(rig, _event, step) {
+        // A person clears the way and removes the machine's value, so the declaration can win.
+        const conflict = conflictOf(step.from.value);
+        if (conflict === 'unknown') {
+          await rm(join(rig.root, 'srv/app'));
+          await rename(join(rig.scratch, 'elsewhere'), join(rig.root, 'srv/app'));
+        }
+        if (conflict === 'failed') await rm(originalsDir(rig));
+        await rm(join(rig.root, PATH));
+        rig.arranged = DECLARED;
+        startPass(rig.host, [resource]);
+        expect((await finished(rig.host)).get(KEY)?.outcome).toBe('applied');
       },
     },
     'xstate.done.actor.handBack': {
@@ -385,25 +422,49 @@ describeModel({
     },
     async taken(rig, snapshot) {
       const decided = await expectDecided(rig, snapshot.context);
-      expect(resultOf(rig)).toMatchObject({ outcome: 'unchanged', detail: expect.stringMatching(/^adopted: /) });
+      if (decided.detail.startsWith('resolved')) {
+        // A conflict resolved: the host applied the declaration, and holds it as adopted.
+        expect(resultOf(rig)).toMatchObject({ outcome: 'applied' });
+        expect(decided.detail).toMatch(/^resolved \(was kept\): the machine's value was no longer there, so the declaration was applied; adopted/);
+      } else {
+        expect(resultOf(rig)).toMatchObject({ outcome: 'unchanged', detail: expect.stringMatching(/^adopted: /) });
+      }
       expect(held(rig)).toBe('owned');
       expect(rig.host.deps.state.current().owned.resources[0]).toMatchObject({ adopted: true, original_kept_at: decided.original_kept_at });
-      expect(await readFile(decided.original_kept_at!, 'utf8')).toBe(rig.arranged);
+      expect(await readFile(decided.original_kept_at!, 'utf8')).toBe(rig.original);
     },
-    async kept(rig, snapshot) {
+    async made(rig, snapshot) {
+      const decided = await expectDecided(rig, snapshot.context);
+      expect(resultOf(rig)).toMatchObject({ outcome: 'applied' });
+      expect(decided.detail).toMatch(/^resolved \(was (unknown|failed)\): nothing of the machine's was there any more, so the host made it as declared; nothing was kept$/);
+      expect(decided).not.toHaveProperty('original_kept_at');
+      expect(held(rig)).toBe('owned');
+      expect(rig.host.deps.state.current().owned.resources[0]).not.toHaveProperty('adopted');
+      expect(await keptEntries(rig)).toEqual([]);
+    },
+    async dropped(rig) {
+      // Nothing reported, nothing held, no line, no copy; the machine's file as it was.
+      expect(resultOf(rig)).toBeUndefined();
+      expect(held(rig)).toBe('no');
+      expect(rig.host.deps.state.current().briefing).toBeNull();
+      expect(await readFile(copyOf(rig), 'utf8').catch(() => null)).toBeNull();
+      expect(await machineText(rig)).toBe(rig.arranged);
+      await expectStoreWritten(rig);
+    },
+    async 'conflict.kept'(rig, snapshot) {
       const decided = await expectDecided(rig, snapshot.context);
       expect(decided.detail).toMatch(/^content differs .* the machine's value wins, nothing was written; original kept at /);
       expect(held(rig)).toBe('no');
       expect(await readFile(decided.original_kept_at!, 'utf8')).toBe(BY_HAND);
     },
-    async unknown(rig, snapshot) {
+    async 'conflict.unknown'(rig, snapshot) {
       const decided = await expectDecided(rig, snapshot.context);
       expect(decided.detail).toMatch(/could not be read.*leads outside the root/);
       expect(decided).not.toHaveProperty('original_kept_at');
       expect(held(rig)).toBe('no');
       expect(await keptEntries(rig)).toEqual([]);
     },
-    async failed(rig, snapshot) {
+    async 'conflict.failed'(rig, snapshot) {
       const decided = await expectDecided(rig, snapshot.context);
       expect(decided.detail).toMatch(/^the original could not be kept, so nothing was written: /);
       expect(decided).not.toHaveProperty('original_kept_at');
@@ -418,13 +479,15 @@ describeModel({
       expect(held(rig)).toBe('marked');
       expect(line(rig)).toMatchObject({ status: 'ok', original_kept_at: expect.any(String) });
       expect(await machineText(rig)).toBe(REWRITTEN);
-      expect(await readFile(copyOf(rig), 'utf8')).toBe(DECLARED);
+      expect(await readFile(copyOf(rig), 'utf8')).toBe(rig.original);
       await expectStoreWritten(rig);
     },
-    async removing(rig) {
+    async removing(rig, snapshot) {
       expect(rig.host.remove.asked).toBe(1);
       expect(held(rig)).toBe('marked');
-      expect(line(rig)).toBeUndefined();
+      // What the host made once a conflict was resolved keeps its line until it is removed.
+      if (snapshot.context.decision === null) expect(line(rig)).toBeUndefined();
+      else expect(line(rig)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^resolved /) });
       expect(await machineText(rig)).toBe(DECLARED);
       expect(await keptEntries(rig)).toEqual([]);
       await expectStoreWritten(rig);
@@ -433,7 +496,7 @@ describeModel({
       const result = await expectReleased(rig, snapshot.output);
       expect(result.detail).toMatch(/^handed back the machine's original \(/);
       // The machine's own file, as it had it: content, mode and owner.
-      expect(await machineText(rig)).toBe(DECLARED);
+      expect(await machineText(rig)).toBe(rig.original);
       expect(await ownerAndMode(rig)).toEqual({ uid: THEIRS, mode: MODE });
       expect(held(rig)).toBe('no');
       expect(rig.host.deps.state.current().briefing).toBeNull();
@@ -455,7 +518,7 @@ describeModel({
       expect(held(rig)).toBe('no');
       // The line stays, saying so, and so does the copy it points to.
       expect(line(rig)).toMatchObject({ status: 'ok', detail: result.detail, original_kept_at: expect.any(String) });
-      expect(await readFile(copyOf(rig), 'utf8')).toBe(DECLARED);
+      expect(await readFile(copyOf(rig), 'utf8')).toBe(rig.original);
     },
     async removed(rig, snapshot) {
       const result = await expectReleased(rig, snapshot.output);
@@ -470,14 +533,16 @@ describeModel({
       expect(result.detail).toMatch(/^could not (hand it back|remove it), so it is still owned: /);
       // Still the host's (owned again, or still marked after a kill), to be tried next pass.
       expect(held(rig)).not.toBe('no');
-      if (snapshot.context.decision === null) {
-        // The host's own file, with a directory of someone's in its place: left as it is.
-        expect(line(rig)).toBeUndefined();
+      if (snapshot.context.decision?.originalKeptAt === undefined) {
+        // The host's own file, with a directory of someone's in its place: left as it is, and a
+        // line (of a conflict resolved) still the one it had.
+        if (snapshot.context.decision === null) expect(line(rig)).toBeUndefined();
+        else expect(line(rig)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^resolved /) });
         expect(await readFile(join(rig.root, PATH, 'notes'), 'utf8')).toBe('someone else\'s\n');
       } else {
         expect(line(rig)).toMatchObject({ status: 'ok', original_kept_at: expect.any(String) });
         expect(await machineText(rig)).toBe(REWRITTEN);
-        expect(await readFile(copyOf(rig), 'utf8')).toBe(DECLARED);
+        expect(await readFile(copyOf(rig), 'utf8')).toBe(rig.original);
       }
     },
   },

@@ -26,6 +26,16 @@ export interface ApplyContext {
   barrier?: DirectorySyncBarrier;
   /** When given, directories and accounts looked up are reused for the rest of the pass. */
   pass?: PassMemo;
+  /**
+   * Where this process's open descriptors are named, `/proc/self/fd` unless said otherwise:
+   * every write goes through the directory the host checked and holds open (root-path.ts).
+   */
+  fdDirectory?: string;
+  /**
+   * Tests only: called between the check of a path and the write through it, where an attacker
+   * who owns a directory on the way would swap it for a link.
+   */
+  raceWindow?: (real: string) => void;
 }
 
 /**

@@ -4,7 +4,8 @@ import type { DirectoryResource } from '../../../schema/resource';
 import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './accounts';
 import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
-import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import type { HeldDirectory } from './root-path';
+import { errnoCode, errorText, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { replaceFilesSync } from '../store/replace-files-sync';
 import { readKeptRecord } from '../adoption/kept-record';
@@ -15,12 +16,11 @@ import { readKeptRecord } from '../adoption/kept-record';
 // directory left because it is not empty is reported as a failed removal with what it holds,
 // so the person reading the report decides; it is never removed recursively.
 //
-// The system calls are synchronous, for the reason given in root-path.ts.
+// The system calls are synchronous, for the reason given in root-path.ts. What is made, changed
+// or removed under the root is reached through the parent the host checked and holds open
+// (holdParentUnderRoot), so a directory swapped for a link after the check is not followed.
 
 const SHOWN_ENTRIES = 5;
-
-/** Directories the host creates on the way to a declared path: the machine's usual default. */
-export const PARENT_DIRECTORY_MODE = 0o755;
 
 /** Creates, checks and removes declared directories. */
 export const directoryApplier: Applier<DirectoryResource> = {
@@ -51,44 +51,51 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const mode = parseMode(resource.mode);
     const uid = (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id;
     const gid = (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id;
-    const real = resolveUnderRootSync(ctx, resource.path);
+    let held: ReturnType<typeof holdParentUnderRoot> | undefined;
     try {
-      const stats = lstatOrAbsentSync(real);
+      held = holdParentUnderRoot(ctx, resource.path, { make: true });
+      const here = (held.directory as HeldDirectory).at(held.leaf);
+      const stats = lstatOrAbsentSync(here);
       if (stats !== undefined && !stats.isDirectory()) {
         const instead = stats.isFile() ? ' or declare a file' : '';
         throw new ApplyFailed(`${kindOf(stats)} is at ${resource.path}, where a directory is declared; remove it by hand${instead}`);
       }
-      let created: string[] = [];
-      if (stats === undefined) {
-        created = createMissingDirectories(dirname(real));
-        // Made closed, then opened up to the declared mode once it has the declared owner, so it is
-        // never reachable with the declared mode and the wrong owner.
-        mkdirSync(real, { mode: 0o700 });
-      }
-      setAttributes(real, { mode, uid, gid });
-      return madeOutcome(resource.path, created.length);
+      // Made closed, then opened up to the declared mode once it has the declared owner, so it is
+      // never reachable with the declared mode and the wrong owner.
+      if (stats === undefined) mkdirSync(here, { mode: 0o700 });
+      setAttributes(here, resource.path, { mode, uid, gid });
+      return madeOutcome(resource.path, held.made.length);
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
       throw new ApplyFailed(`could not make ${resource.path}: ${errorText(error)}`, { cause: error });
+    } finally {
+      held?.directory?.close();
     }
   },
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx, path);
-    const stats = lstatOrAbsentSync(real);
-    if (stats === undefined) return 'removed';
-    if (!stats.isDirectory()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host made; remove it by hand if it is not wanted`);
-    }
+    const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+    if (directory === undefined) return 'removed';
+    let entries: string[];
     try {
-      rmdirSync(real);
-      return 'removed';
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
+      const here = directory.at(leaf);
+      const stats = lstatOrAbsentSync(here);
+      if (stats === undefined) return 'removed';
+      if (!stats.isDirectory()) {
+        throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the directory the host made; remove it by hand if it is not wanted`);
+      }
+      try {
+        rmdirSync(here);
+        return 'removed';
+      } catch (error) {
+        const code = errnoCode(error);
+        if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
+      }
+      entries = readdirSync(here).sort();
+    } finally {
+      directory.close();
     }
-    const entries = readdirSync(real).sort();
     const shown = entries.slice(0, SHOWN_ENTRIES).join(', ');
     const more = entries.length > SHOWN_ENTRIES ? ` and ${entries.length - SHOWN_ENTRIES} more` : '';
     throw new ApplyFailed(
@@ -100,8 +107,7 @@ export const directoryApplier: Applier<DirectoryResource> = {
   async keepOriginal(resource: DirectoryResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
     // Applying changes only the directory's mode and owner, so those are what is kept; the
     // contents are not the resource and are never touched.
-    const real = resolveUnderRootSync(ctx, resource.path);
-    const stats = lstatOrAbsentSync(real);
+    const stats = lookThroughParent(ctx, resource.path);
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const kept = `${join(dir, resource.path)}.meta.json`;
     // The first copy is the machine's; keeping again would record what the host had set.
@@ -128,34 +134,42 @@ export const directoryApplier: Applier<DirectoryResource> = {
     const kept = `${join(dir, path)}.meta.json`;
     if (lstatOrAbsentSync(kept) === undefined) return undefined;
     const record = readKeptRecord(kept, kept);
-    const real = resolveUnderRootSync(ctx, path);
-    const stats = lstatOrAbsentSync(real);
-    // Someone else's now: left alone for good, the record of the original kept for them.
-    if (stats !== undefined && !stats.isDirectory()) {
-      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}` };
+    const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+    if (directory === undefined) {
+      throw new ApplyFailed(`could not put the machine's ${path} back as it was: ${dirname(path)} is no longer a directory; make it again, or set it by hand as its original recorded at ${kept} says`);
     }
     try {
+      const here = directory.at(leaf);
+      const stats = lstatOrAbsentSync(here);
+      // Someone else's now: left alone for good, the record of the original kept for them.
+      if (stats !== undefined && !stats.isDirectory()) {
+        return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the directory the host held; the machine's original stays recorded at ${kept}` };
+      }
       // Gone meanwhile: made again as the machine had it, since it was the machine's.
       if (stats === undefined) {
-        mkdirSync(real, { mode: 0o700 });
-        syncDirectoryOf(dirname(real));
+        mkdirSync(here, { mode: 0o700 });
+        fsyncSync(directory.fd);
       }
-      setAttributes(real, record);
+      setAttributes(here, path, record);
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
       throw new ApplyFailed(`could not put the machine's ${path} back as it was: ${errorText(error)}; its original stays recorded at ${kept}`, { cause: error });
+    } finally {
+      directory.close();
     }
     rmSync(kept, { force: true });
     return { outcome: 'handed_back', what: `mode ${formatMode(record.mode)}, owner ${record.uid}:${record.gid}` };
   },
 };
 
-function syncDirectoryOf(real: string): void {
-  const fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);
+/** What is at a declared path, looked at through its held parent; undefined when nothing is. */
+function lookThroughParent(ctx: ApplyContext, path: string): ReturnType<typeof lstatOrAbsentSync> {
+  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+  if (directory === undefined) return undefined;
   try {
-    fsyncSync(fd);
+    return lstatOrAbsentSync(directory.at(leaf));
   } finally {
-    closeSync(fd);
+    directory.close();
   }
 }
 
@@ -165,66 +179,37 @@ function syncDirectoryOf(real: string): void {
  * is in it (the machine's own files, which the host never removes) or it is no longer a
  * directory. Never recursive.
  */
-export function removeMadeDirectory(path: string, ctx: Pick<ApplyContext, 'root' | 'stateDir' | 'pass'>): 'gone' | 'kept' {
-  const real = resolveUnderRootSync(ctx, path);
-  const stats = lstatOrAbsentSync(real);
-  if (stats === undefined) return 'gone';
-  if (!stats.isDirectory()) return 'kept';
+export function removeMadeDirectory(path: string, ctx: Pick<ApplyContext, 'root' | 'stateDir' | 'pass' | 'fdDirectory' | 'raceWindow'>): 'gone' | 'kept' {
+  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+  if (directory === undefined) return 'gone';
   try {
-    rmdirSync(real);
+    const here = directory.at(leaf);
+    const stats = lstatOrAbsentSync(here);
+    if (stats === undefined) return 'gone';
+    if (!stats.isDirectory()) return 'kept';
+    rmdirSync(here);
     return 'gone';
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOENT') return 'gone';
     if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'EBUSY' || code === 'EACCES' || code === 'EPERM') return 'kept';
     throw error;
+  } finally {
+    directory.close();
   }
-}
-
-/**
- * `mkdir -p` for the directories above a declared path: creates each missing directory from
- * the outermost in, mode 0755 owned by root (the machine's usual default, not the resource's),
- * and returns the real paths it made. `realDir` must come from {@link resolveUnderRoot}, so
- * every directory that exists on the way has already been checked.
- */
-export function createMissingDirectories(realDir: string): string[] {
-  const missing: string[] = [];
-  for (let current = realDir; ; current = dirname(current)) {
-    const stats = lstatOrAbsentSync(current);
-    if (stats !== undefined) {
-      if (!stats.isDirectory()) throw new ApplyFailed(`${current} is ${kindOf(stats)}, not a directory; remove it by hand or declare another path`);
-      break;
-    }
-    missing.unshift(current);
-    if (dirname(current) === current) break;
-  }
-  const made: string[] = [];
-  for (const directory of missing) {
-    try {
-      mkdirSync(directory, { mode: 0o700 });
-    } catch (error) {
-      // Someone else made it meanwhile: theirs, so left as it is (the next mkdir or open says
-      // if it is not a directory).
-      if (errnoCode(error) !== 'EEXIST') throw error;
-      continue;
-    }
-    setAttributes(directory, { mode: PARENT_DIRECTORY_MODE, uid: 0, gid: 0 });
-    made.push(directory);
-  }
-  return made;
 }
 
 /**
  * Sets a directory's owner and mode through a descriptor opened without following a link, so a
  * link swapped in meanwhile is refused rather than followed.
  */
-function setAttributes(real: string, want: { mode: number; uid: number; gid: number }): void {
+function setAttributes(here: string, path: string, want: { mode: number; uid: number; gid: number }): void {
   let fd: number;
   try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(here, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = errnoCode(error);
-    if (code === 'ENOTDIR' || code === 'ELOOP') throw new ApplyFailed(`${real} is not a directory (it changed while the host worked); apply again`, { cause: error });
+    if (code === 'ENOTDIR' || code === 'ELOOP') throw new ApplyFailed(`${path} is not a directory (it changed while the host worked); apply again`, { cause: error });
     throw error;
   }
   try {

@@ -7,8 +7,9 @@ import { resolveGroup, resolveUser } from './accounts';
 import { FILE_SYSTEM_SYNC_FROM, syncFileSystemsOf } from './sync-file-systems';
 import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
-import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
-import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import { formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
+import type { HeldDirectory } from './root-path';
+import { errnoCode, errorText, holdOwnDirectory, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { readKeptRecord } from '../adoption/kept-record';
 
@@ -19,7 +20,11 @@ import { readKeptRecord } from '../adoption/kept-record';
 // writing over it could destroy what the host does not own, so apply refuses and says so.
 //
 // The system calls are synchronous, for the reason given in root-path.ts: small files on a local
-// disk, where a thread-pool round trip per call cost more than the calls themselves.
+// disk, where a thread-pool round trip per call cost more than the calls themselves. Every
+// write, rename, chmod, chown and removal under the root goes through the parent directory the
+// host checked and holds open (holdParentUnderRoot), never through the path again, so a
+// directory swapped for a link after the check is not followed. Looking (observe) still goes by
+// path: a swap there changes only what is reported, and the write that follows is checked.
 
 // Files larger than this are compared by streaming rather than read whole.
 const CHUNK = 1024 * 1024;
@@ -40,7 +45,15 @@ export const fileApplier: Applier<FileResource> = {
   },
 
   tidy(resource: FileResource, ctx: ApplyContext): void {
-    sweepStaleTemporaries(resolveUnderRootSync(ctx, resource.path), ctx);
+    // Swept once per directory and host (see sweepStaleTemporaries): held only when not yet.
+    if (swept.get(ctx.runner)?.has(dirname(resolveUnderRootSync(ctx, resource.path))) === true) return;
+    const { directory } = holdParentUnderRoot(ctx, resource.path, { make: false });
+    if (directory === undefined) return;
+    try {
+      sweepStaleTemporaries(directory, ctx);
+    } finally {
+      directory.close();
+    }
   },
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
@@ -86,14 +99,14 @@ export const fileApplier: Applier<FileResource> = {
     staged.forEach(({ fd, real, entry }, index) => {
       closeSync(fd);
       if (synced[index] === true) kept.set(real, entry);
-      else rmSync(entry.temporary, { force: true });
+      else discardTemporary(entry, ctx);
     });
   },
 
   discardPrepared(ctx: ApplyContext): void {
     const kept = prepared.get(ctx);
     if (kept === undefined) return;
-    for (const entry of kept.values()) rmSync(entry.temporary, { force: true });
+    for (const entry of kept.values()) discardTemporary(entry, ctx);
     kept.clear();
   },
 
@@ -105,15 +118,18 @@ export const fileApplier: Applier<FileResource> = {
       uid: (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id,
       gid: (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id,
     };
-    const real = resolveUnderRootSync(ctx, resource.path);
+    let held: ReturnType<typeof holdParentUnderRoot> | undefined;
     try {
-      const stats = lstatOrAbsentSync(real);
+      held = holdParentUnderRoot(ctx, resource.path, { make: true });
+      const directory = held.directory as HeldDirectory;
+      const here = directory.at(held.leaf);
+      const stats = lstatOrAbsentSync(here);
       if (stats !== undefined && !stats.isFile()) {
         const instead = stats.isDirectory() ? ' or declare a directory' : '';
         throw new ApplyFailed(`${kindOf(stats)} is at ${resource.path}, where a file is declared; remove it by hand${instead}`);
       }
       if (stats !== undefined) {
-        const opened = openRegular(real, resource.path);
+        const opened = openRegular(here, resource.path);
         try {
           // Content already right: fix mode and owner in place, keeping the inode (and anything
           // holding it open, like a running service's inotify watch). Not when the inode has
@@ -127,49 +143,64 @@ export const fileApplier: Applier<FileResource> = {
           closeSync(opened.fd);
         }
       }
-      if (putPreparedInPlace(real, want, attributes, ctx)) return {};
-      const created = createMissingDirectories(dirname(real));
-      writeAtomically(real, attributes, (fd) => writeAll(fd, want), ctx, ctx.signal);
-      return madeOutcome(resource.path, created.length);
+      if (!putPreparedInPlace(held.real, directory, held.leaf, want, attributes, ctx)) {
+        writeAtomically(directory, held.leaf, attributes, (fd) => writeAll(fd, want), ctx, ctx.signal);
+      }
+      return madeOutcome(resource.path, held.made.length);
     } catch (error) {
       if (error instanceof ApplyFailed) throw error;
       throw new ApplyFailed(`could not write ${resource.path}: ${errorText(error)}`, { cause: error });
+    } finally {
+      held?.directory?.close();
     }
   },
 
   async remove(key: string, ctx: ApplyContext): Promise<Removal> {
     const path = pathOfKey(key);
-    const real = resolveUnderRootSync(ctx, path);
-    sweepStaleTemporaries(real, ctx);
-    const stats = lstatOrAbsentSync(real);
-    if (stats === undefined) return 'removed';
-    if (!stats.isFile()) {
-      throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; remove it by hand if it is not wanted`);
-    }
+    const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+    if (directory === undefined) return 'removed';
     try {
-      unlinkSync(real);
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return 'removed';
-      throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
+      sweepStaleTemporaries(directory, ctx);
+      const here = directory.at(leaf);
+      const stats = lstatOrAbsentSync(here);
+      if (stats === undefined) return 'removed';
+      if (!stats.isFile()) {
+        throw new ApplyFailed(`left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; remove it by hand if it is not wanted`);
+      }
+      try {
+        unlinkSync(here);
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') return 'removed';
+        throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
+      }
+      syncHeld(directory);
+      return 'removed';
+    } finally {
+      directory.close();
     }
-    syncDirectory(dirname(real));
-    return 'removed';
   },
 
   async keepOriginal(resource: FileResource, ctx: ApplyContext, dir: string): Promise<string | undefined> {
     // Only a regular file is ever written over (apply refuses anything else), so only a regular
     // file needs keeping. The copy is readable by root alone, whatever the original's mode (it
     // may hold secrets); its real mode and owner are in the sidecar beside it.
-    const real = resolveUnderRootSync(ctx, resource.path);
-    const stats = lstatOrAbsentSync(real);
-    if (stats === undefined || !stats.isFile()) return undefined;
-    const kept = join(dir, resource.path);
-    // The first copy is the machine's; keeping again would replace it with what the host wrote.
-    if (lstatOrAbsentSync(kept) !== undefined) return kept;
-    mkdirSync(dirname(kept), { recursive: true, mode: 0o700 });
-    const source = openRegular(real, resource.path);
+    const { directory, leaf } = holdParentUnderRoot(ctx, resource.path, { make: false });
+    if (directory === undefined) return undefined;
+    let source: { fd: number; stats: Stats } | undefined;
     try {
-      const original = source.stats;
+      const stats = lstatOrAbsentSync(directory.at(leaf));
+      if (stats === undefined || !stats.isFile()) return undefined;
+      source = openRegular(directory.at(leaf), resource.path);
+    } finally {
+      directory.close();
+    }
+    const kept = join(dir, resource.path);
+    try {
+      // The first copy is the machine's; keeping again would replace it with what the host wrote.
+      if (lstatOrAbsentSync(kept) !== undefined) return kept;
+      mkdirSync(dirname(kept), { recursive: true, mode: 0o700 });
+      const opened = source;
+      const original = opened.stats;
       const record = {
         path: resource.path,
         shape: 'file',
@@ -182,8 +213,13 @@ export const fileApplier: Applier<FileResource> = {
       // The record first, then the copy: whether the original is kept is told by the copy, so a
       // host killed between the two keeps it again, record and all, on its next try, where the
       // other order would have left a copy without its record for good.
-      writeAtomically(`${kept}.meta.json`, { mode: 0o600 }, (fd) => writeAll(fd, Buffer.from(`${JSON.stringify(record, null, 2)}\n`)), ctx);
-      writeAtomically(kept, { mode: 0o600 }, (fd) => copyFrom(source.fd, fd), ctx);
+      const keptIn = holdOwnDirectory(dirname(kept), ctx.fdDirectory);
+      try {
+        writeAtomically(keptIn, `${basename(kept)}.meta.json`, { mode: 0o600 }, (fd) => writeAll(fd, Buffer.from(`${JSON.stringify(record, null, 2)}\n`)), ctx);
+        writeAtomically(keptIn, basename(kept), { mode: 0o600 }, (fd) => copyFrom(opened.fd, fd), ctx);
+      } finally {
+        keptIn.close();
+      }
     } finally {
       closeSync(source.fd);
     }
@@ -195,30 +231,33 @@ export const fileApplier: Applier<FileResource> = {
     const kept = join(dir, path);
     if (lstatOrAbsentSync(kept) === undefined) return undefined;
     const record = readKeptRecord(`${kept}.meta.json`, kept);
-    const real = resolveUnderRootSync(ctx, path);
-    const stats = lstatOrAbsentSync(real);
-    // Not the host's file any more, and not the machine's original: someone else's, left alone
-    // for good (trying again every pass would change nothing), the original kept for them.
-    if (stats !== undefined && !stats.isFile()) {
-      return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}, to put back by hand if it is wanted` };
-    }
-    const directory = lstatOrAbsentSync(dirname(real));
-    if (directory === undefined || !directory.isDirectory()) {
+    const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+    if (directory === undefined) {
       throw new ApplyFailed(`cannot put the machine's original of ${path} back: ${dirname(path)} is no longer a directory; make it again, or copy the original kept at ${kept} by hand`);
     }
-    const source = openRegular(kept, kept);
     try {
-      // Synced whole before the copy goes (no barrier here): the copy is the only other place
-      // the machine's content is.
-      writeAtomically(real, record, (fd) => {
-        copyFrom(source.fd, fd);
-        if (record.mtime !== undefined) futimesSync(fd, record.mtime, record.mtime);
-      }, { ...ctx, barrier: undefined });
-    } catch (error) {
-      if (error instanceof ApplyFailed) throw error;
-      throw new ApplyFailed(`could not put the machine's original of ${path} back: ${errorText(error)}; it stays kept at ${kept}`, { cause: error });
+      const stats = lstatOrAbsentSync(directory.at(leaf));
+      // Not the host's file any more, and not the machine's original: someone else's, left alone
+      // for good (trying again every pass would change nothing), the original kept for them.
+      if (stats !== undefined && !stats.isFile()) {
+        return { outcome: 'forgotten', what: `left ${path} in place: ${kindOf(stats)} is there now, not the file the host wrote; the machine's original stays kept at ${kept}, to put back by hand if it is wanted` };
+      }
+      const source = openRegular(kept, kept);
+      try {
+        // Synced whole before the copy goes (no barrier here): the copy is the only other place
+        // the machine's content is.
+        writeAtomically(directory, leaf, record, (fd) => {
+          copyFrom(source.fd, fd);
+          if (record.mtime !== undefined) futimesSync(fd, record.mtime, record.mtime);
+        }, { ...ctx, barrier: undefined });
+      } catch (error) {
+        if (error instanceof ApplyFailed) throw error;
+        throw new ApplyFailed(`could not put the machine's original of ${path} back: ${errorText(error)}; it stays kept at ${kept}`, { cause: error });
+      } finally {
+        closeSync(source.fd);
+      }
     } finally {
-      closeSync(source.fd);
+      directory.close();
     }
     // The copy first, then its record: a host killed between the two finds no copy, and the
     // briefing line that still says where it was kept tells it the original is back.
@@ -231,7 +270,15 @@ export const fileApplier: Applier<FileResource> = {
 
 /** A file's new content, written and synced beside it by `prepare`, waiting for its rename. */
 interface PreparedFile {
+  /** The declared path it is for. */
+  path: string;
+  /** The temporary's real path, for messages. */
   temporary: string;
+  /** Its name in its directory. */
+  temporaryName: string;
+  /** The directory it was made in, as held then: it is renamed only into that same directory. */
+  dev: number;
+  ino: number;
   bytes: Buffer;
   mode: number;
   uid: number;
@@ -260,13 +307,21 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
   const real = resolveUnderRootSync(ctx, resource.path);
   // Prepared already, by an earlier call for the same batch.
   if (prepared.get(ctx)?.has(real) === true) return undefined;
-  const directory = lstatOrAbsentSync(dirname(real));
-  if (directory === undefined || !directory.isDirectory()) return undefined;
+  const held = holdParentUnderRoot(ctx, resource.path, { make: false });
+  if (held.directory === undefined) return undefined;
+  try {
+    return await stageIn(held.directory, held.leaf, held.real, resource, ctx);
+  } finally {
+    held.directory.close();
+  }
+}
+
+async function stageIn(directory: HeldDirectory, leaf: string, real: string, resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
   const bytes = declaredBytes(resource);
-  const present = lstatOrAbsentSync(real);
+  const present = lstatOrAbsentSync(directory.at(leaf));
   if (present !== undefined) {
     if (!present.isFile()) return undefined;
-    const opened = openRegular(real, resource.path);
+    const opened = openRegular(directory.at(leaf), resource.path);
     try {
       if (soleName(opened.stats) && sameContent(opened.fd, opened.stats, bytes)) return undefined;
     } finally {
@@ -277,44 +332,66 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
   const uid = (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id;
   const gid = (await resolveGroup(ctx.root, resource.group, ctx.pass?.accounts)).id;
   // Swept before anything is put there, so the sweep never takes a prepared file for a leftover.
-  sweepStaleTemporaries(real, ctx);
-  const temporary = temporaryPath(real);
-  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  sweepStaleTemporaries(directory, ctx);
+  const temporaryName = temporaryNameFor(leaf);
+  const fd = openSync(directory.at(temporaryName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     writeAll(fd, bytes);
     fchownSync(fd, uid, gid);
     fchmodSync(fd, mode);
   } catch (error) {
     closeSync(fd);
-    rmSync(temporary, { force: true });
+    rmSync(directory.at(temporaryName), { force: true });
     throw error;
   }
-  return { fd, real, entry: { temporary, bytes, mode, uid, gid } };
+  const { dev, ino } = fstatSync(directory.fd);
+  return { fd, real, entry: { path: resource.path, temporary: join(directory.real, temporaryName), temporaryName, dev, ino, bytes, mode, uid, gid } };
+}
+
+// A temporary not used is removed through its directory, held again and checked to be the one
+// it was made in. One whose directory was moved or swapped meanwhile is left where it is: a
+// marked temporary, which the next host to write there sweeps.
+function discardTemporary(entry: PreparedFile, ctx: ApplyContext): void {
+  let held: ReturnType<typeof holdParentUnderRoot>;
+  try {
+    held = holdParentUnderRoot(ctx, entry.path, { make: false });
+  } catch {
+    return;
+  }
+  const { directory } = held;
+  if (directory === undefined) return;
+  try {
+    const { dev, ino } = fstatSync(directory.fd);
+    if (dev === entry.dev && ino === entry.ino) rmSync(directory.at(entry.temporaryName), { force: true });
+  } finally {
+    directory.close();
+  }
 }
 
 /**
  * Renames the prepared content of `real` over it, when what was prepared is still exactly what
  * is declared; false when there is none (or it is gone), and the caller writes it itself.
  */
-function putPreparedInPlace(real: string, want: Buffer, attributes: { mode: number; uid: number; gid: number }, ctx: ApplyContext): boolean {
+function putPreparedInPlace(real: string, directory: HeldDirectory, leaf: string, want: Buffer, attributes: { mode: number; uid: number; gid: number }, ctx: ApplyContext): boolean {
   const kept = prepared.get(ctx);
   const entry = kept?.get(real);
   if (kept === undefined || entry === undefined) return false;
   kept.delete(real);
   const same = entry.bytes.equals(want) && entry.mode === attributes.mode && entry.uid === attributes.uid && entry.gid === attributes.gid;
-  if (!same || ctx.signal?.aborted) {
-    rmSync(entry.temporary, { force: true });
+  const held = fstatSync(directory.fd);
+  if (!same || ctx.signal?.aborted || held.dev !== entry.dev || held.ino !== entry.ino) {
+    discardTemporary(entry, ctx);
     return false;
   }
   try {
-    renameSync(entry.temporary, real);
+    renameSync(directory.at(entry.temporaryName), directory.at(leaf));
   } catch (error) {
-    rmSync(entry.temporary, { force: true });
+    rmSync(directory.at(entry.temporaryName), { force: true });
     if (errnoCode(error) === 'ENOENT') return false;
     throw error;
   }
-  if (ctx.barrier === undefined) syncDirectory(dirname(real));
-  else ctx.barrier.changed(dirname(real));
+  if (ctx.barrier === undefined) syncHeld(directory);
+  else ctx.barrier.changed(directory.real);
   return true;
 }
 
@@ -338,20 +415,21 @@ function declaredBytes(resource: FileResource): Buffer {
 }
 
 /**
- * Writes `real` whole through a temporary file in the same directory (so the rename cannot cross
- * a file system): fill, chown, chmod, fsync, rename, fsync the directory. On any failure the
- * temporary file is removed and the old file is untouched.
+ * Writes `leaf` in a held directory whole through a temporary file beside it (so the rename
+ * cannot cross a file system): fill, chown, chmod, fsync, rename, fsync the directory. On any
+ * failure the temporary file is removed and the old file is untouched.
  */
 function writeAtomically(
-  real: string,
+  directory: HeldDirectory,
+  leaf: string,
   attributes: { mode: number; uid?: number; gid?: number },
   fill: (fd: number) => void,
   ctx: ApplyContext,
   signal?: AbortSignal,
 ): void {
-  const directory = dirname(real);
-  sweepStaleTemporaries(real, ctx);
-  const temporary = temporaryPath(real);
+  sweepStaleTemporaries(directory, ctx);
+  const temporary = directory.at(temporaryNameFor(leaf));
+  const real = join(directory.real, leaf);
   const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   let renamed = false;
   try {
@@ -364,26 +442,22 @@ function writeAtomically(
       closeSync(fd);
     }
     if (signal?.aborted) throw new ApplyFailed(`stopped before replacing ${real}: the apply was left; the file is as it was`);
-    renameSync(temporary, real);
+    renameSync(temporary, directory.at(leaf));
     renamed = true;
   } finally {
     if (!renamed) rmSync(temporary, { force: true });
   }
-  if (ctx.barrier === undefined) syncDirectory(directory);
-  else ctx.barrier.changed(directory);
+  if (ctx.barrier === undefined) syncHeld(directory);
+  else ctx.barrier.changed(directory.real);
 }
 
 function writeAll(fd: number, bytes: Buffer): void {
   for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
 }
 
-function temporaryStem(real: string): string {
-  return `.${basename(real).slice(0, MAX_TEMP_STEM)}`;
-}
-
-function temporaryPath(real: string): string {
+function temporaryNameFor(leaf: string): string {
   temporaryCount = (temporaryCount + 1) % TEMPORARY_SPACE;
-  return join(dirname(real), `${temporaryStem(real)}.${TEMPORARY_MARK}${temporaryCount.toString(16).padStart(12, '0')}.tmp`);
+  return `.${leaf.slice(0, MAX_TEMP_STEM)}.${TEMPORARY_MARK}${temporaryCount.toString(16).padStart(12, '0')}.tmp`;
 }
 
 // The 12 hex digits of a temporary's name count up from a random start, one start per process:
@@ -408,29 +482,31 @@ const swept = new WeakMap<object, Set<string>>();
  * when a write fails. Sweeping before every write read a directory of a thousand files a
  * thousand times.
  */
-function sweepStaleTemporaries(real: string, ctx: ApplyContext): void {
-  const directory = dirname(real);
+function sweepStaleTemporaries(directory: HeldDirectory, ctx: ApplyContext): void {
   let done = swept.get(ctx.runner);
   if (done === undefined) swept.set(ctx.runner, (done = new Set()));
-  if (done.has(directory)) return;
-  let names: string[];
-  try {
-    names = readdirSync(directory);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return;
-    throw error;
-  }
-  done.add(directory);
-  for (const name of names) if (TEMPORARY_NAME.test(name)) rmSync(join(directory, name), { force: true });
+  if (done.has(directory.real)) return;
+  const names = readdirSync(directory.at('.'));
+  done.add(directory.real);
+  for (const name of names) if (TEMPORARY_NAME.test(name)) rmSync(directory.at(name), { force: true });
 }
 
-/** fsync a directory, so a rename or unlink in it survives a crash. */
+/** fsync a held directory, so a rename or unlink in it survives a crash. */
+function syncHeld(directory: HeldDirectory): void {
+  try {
+    fsyncSync(directory.fd);
+  } catch (error) {
+    // Some file systems cannot sync a directory; the rename itself has still happened.
+    if (errnoCode(error) !== 'EINVAL') throw error;
+  }
+}
+
+/** fsync a directory by its path (the host's own state directory), so an unlink in it survives a crash. */
 function syncDirectory(directory: string): void {
   const fd = openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     fsyncSync(fd);
   } catch (error) {
-    // Some file systems cannot sync a directory; the rename itself has still happened.
     if (errnoCode(error) !== 'EINVAL') throw error;
   } finally {
     closeSync(fd);

@@ -1,4 +1,5 @@
 import type { Account } from './accounts';
+import type { Identity } from './root-path';
 
 /**
  * What one reconcile pass may look up once and reuse: the real directory each declared
@@ -14,6 +15,8 @@ import type { Account } from './accounts';
 export class PassMemo {
   /** Real directories, by the declared directory path they were resolved from. */
   readonly directories = new Map<string, string>();
+  /** The device, inode and owner of each of those real directories, as the walk checked them. */
+  readonly identities = new Map<string, Identity>();
   /** Resolved accounts, by `user:name` or `group:name`. */
   readonly accounts = new Map<string, Account>();
 }

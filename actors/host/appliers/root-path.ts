@@ -1,6 +1,6 @@
 import type { Stats } from 'node:fs';
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
 import { namesHostUnitFile } from './service/host-unit';
@@ -89,7 +89,7 @@ export class UnsafeLink extends ApplyFailed {
 }
 
 /** Where a declared path is resolved: the machine's root, the host's state directory, the pass's memo. */
-export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass'>>;
+export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass' | 'fdDirectory' | 'raceWindow'>>;
 
 /**
  * Resolves a declared absolute path to the real path under the root that the host may act on.
@@ -107,12 +107,16 @@ export async function resolveUnderRoot(ctx: PathContext, path: string): Promise<
 
 /** {@link resolveUnderRoot}, for callers that are themselves synchronous. */
 export function resolveUnderRootSync(ctx: PathContext, path: string): string {
+  return checkedUnderRoot(ctx, path).real;
+}
+
+function checkedUnderRoot(ctx: PathContext, path: string): Walked {
   const directories = ctx.pass?.directories;
-  const { real, via } = walkUnderRoot(ctx.root, path, directories);
+  const walked = walkUnderRoot(ctx.root, path, directories, ctx.pass?.identities);
   const stateDir = realStateDirOf(ctx.stateDir);
-  if (!isInside(stateDir, real)) return real;
+  if (!isInside(stateDir, walked.real)) return walked;
   // A remembered parent does not say which link led there: walked again, for the message.
-  const named = directories === undefined ? via : walkUnderRoot(ctx.root, path, undefined).via;
+  const named = directories === undefined ? walked.via : walkUnderRoot(ctx.root, path, undefined, undefined).via;
   throw new PathInStateDirectory(path, ctx.stateDir, named);
 }
 
@@ -121,7 +125,7 @@ export function resolveUnderRootSync(ctx: PathContext, path: string): string {
  * check, for reading the machine's own files (its account databases) and nothing else.
  */
 export function resolveToReadUnderRoot(root: string, path: string): string {
-  return walkUnderRoot(root, path, undefined).real;
+  return walkUnderRoot(root, path, undefined, undefined).real;
 }
 
 /** A symbolic link followed on the way to a declared path. */
@@ -134,34 +138,44 @@ interface FollowedLink {
 // own layout has them (/var/run -> /run, /lib -> usr/lib on a merged /usr), and a declaration
 // of /var/run/app.pid means the file the machine reads there. Where a link leads is what is
 // checked, against the root and the state directory alike.
-function walkUnderRoot(root: string, path: string, directories: Map<string, string> | undefined): { real: string; via?: FollowedLink } {
+function walkUnderRoot(root: string, path: string, directories: Map<string, string> | undefined, identities: Map<string, Identity> | undefined): Walked {
   if (!path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
     throw new ApplyFailed(`${JSON.stringify(path)} is not a normalized absolute path; declare the path as "/dir/name"`);
   }
   const realRoot = realRootOf(root);
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   const leaf = segments.pop();
-  if (leaf === undefined) return { real: realRoot };
+  const rootSeen = rootOf(realRoot);
+  if (leaf === undefined) return { real: realRoot, realRoot, deepest: { real: realRoot, ...rootSeen } };
   const parent = `${root}\0/${segments.join('/')}`;
   const known = directories?.get(parent);
-  if (known !== undefined) return { real: join(known, leaf) };
+  const knownIdentity = known === undefined ? undefined : identities?.get(known);
+  if (known !== undefined && (identities === undefined || knownIdentity !== undefined)) {
+    return { real: join(known, leaf), realRoot, deepest: { real: known, ...(knownIdentity ?? identityOf(statSync(known))) }, remembered: true };
+  }
   let current = realRoot;
-  let currentOwner = ownerOfRoot(realRoot);
+  let currentOwner = rootSeen.uid;
+  let deepest: Identity = rootSeen;
   let anyoneElses = false;
   let via: FollowedLink | undefined;
   for (const [index, segment] of segments.entries()) {
     const candidate = join(current, segment);
     const declared = `/${segments.slice(0, index + 1).join('/')}`;
     const stats = lookAt(candidate, path);
-    if (stats === undefined) return { real: join(candidate, ...segments.slice(index + 1), leaf), ...(via === undefined ? {} : { via }) };
+    if (stats === undefined) {
+      return { real: join(candidate, ...segments.slice(index + 1), leaf), realRoot, deepest: { real: current, ...deepest }, ...(via === undefined ? {} : { via }) };
+    }
     if (stats.isSymbolicLink()) {
       if (!trusted(currentOwner) || !trusted(stats.uid)) throw new UnsafeLink(path, candidate, trusted(currentOwner) ? { uid: stats.uid } : { directory: current, uid: currentOwner });
       current = followInsideRoot(candidate, declared, path, realRoot, root);
-      currentOwner = statSync(current).uid;
+      const target = statSync(current);
+      currentOwner = target.uid;
+      deepest = identityOf(target);
       via = { link: candidate, target: current };
     } else if (stats.isDirectory()) {
       current = candidate;
       currentOwner = stats.uid;
+      deepest = identityOf(stats);
     } else {
       throw new ApplyFailed(`${declared} is not a directory, so ${path} cannot be made under it; remove ${declared} by hand or declare another path`);
     }
@@ -169,8 +183,32 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
   }
   // Every directory on the way exists and was checked: the pass may reuse where they lead,
   // unless one of them is someone else's, who could swap what is inside it during the pass.
-  if (!anyoneElses) directories?.set(parent, current);
-  return { real: join(current, leaf), ...(via === undefined ? {} : { via }) };
+  if (!anyoneElses) {
+    directories?.set(parent, current);
+    identities?.set(current, deepest);
+  }
+  return { real: join(current, leaf), realRoot, deepest: { real: current, ...deepest }, ...(via === undefined ? {} : { via }) };
+}
+
+/** Which directory a walk checked: its device and inode, and its owner. */
+export interface Identity {
+  dev: number;
+  ino: number;
+  uid: number;
+}
+
+/** What a walk found: the real path, the real root, and the deepest directory on the way that exists. */
+interface Walked {
+  real: string;
+  realRoot: string;
+  deepest: Identity & { real: string };
+  via?: FollowedLink;
+  /** The parent came from the pass's memo, not from a walk just now. */
+  remembered?: boolean;
+}
+
+function identityOf(stats: Stats): Identity {
+  return { dev: stats.dev, ino: stats.ino, uid: stats.uid };
 }
 
 /** True when `real` is `realRoot` or lies under it. */
@@ -251,16 +289,16 @@ function trusted(uid: number): boolean {
   return uid === 0 || uid === OWN_UID;
 }
 
-// The owner of each real root seen: the first directory of every walk.
-const rootOwners = new Map<string, number>();
+// The identity and owner of each real root seen: the first directory of every walk.
+const rootIdentities = new Map<string, Identity>();
 
-function ownerOfRoot(realRoot: string): number {
-  const known = rootOwners.get(realRoot);
+function rootOf(realRoot: string): Identity {
+  const known = rootIdentities.get(realRoot);
   if (known !== undefined) return known;
-  const uid = statSync(realRoot).uid;
-  if (rootOwners.size >= REAL_ROOTS_KEPT) rootOwners.clear();
-  rootOwners.set(realRoot, uid);
-  return uid;
+  const identity = identityOf(statSync(realRoot));
+  if (rootIdentities.size >= REAL_ROOTS_KEPT) rootIdentities.clear();
+  rootIdentities.set(realRoot, identity);
+  return identity;
 }
 
 function realRootOf(root: string): string {
@@ -333,4 +371,208 @@ export function errnoCode(error: unknown): string | undefined {
 /** An error's message, whatever was thrown. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+// The look→write window. A path is checked by the walk above, and then written; a user who owns
+// a directory on the way could swap a checked directory for a link in between, and a write by
+// path would follow it out of the root. Node has no openat(2), but Linux names every open
+// descriptor under /proc/self/fd, and a path through `/proc/self/fd/N/leaf` is resolved from the
+// directory N holds, whatever its name now leads to. So the directories on the way are opened
+// one by one from the root, each relative to the last and never following a link, the last one
+// is compared with the one the walk checked, and every create, rename, chmod, chown and removal
+// is done through it.
+
+/**
+ * A directory on the way to a declared path changed between the host's check and its write (a
+ * link or another directory was put in its place). Nothing was written.
+ */
+export class PathChangedUnderfoot extends ApplyFailed {
+  /** The declared path being written. */
+  readonly path: string;
+  constructor(path: string, directory: string, how: string) {
+    super(`${path} was not written: ${directory} ${how} between the host's check and its write; nothing was written there. Find out who changes it, then apply again`);
+    this.path = path;
+  }
+}
+
+/**
+ * The host cannot name an open directory (no /proc/self/fd: /proc is not mounted, or this is not
+ * Linux), so it cannot write through the directory it checked. It refuses rather than write by
+ * path, which a user owning a directory on the way could turn out of the root.
+ */
+export class NoDescriptorPaths extends ApplyFailed {
+  constructor(fdDirectory: string, cause?: unknown) {
+    super(`cannot write safely: ${fdDirectory} does not name this process's open directories, so the host cannot write through the directory it checked. Mount /proc (mount -t proc proc /proc) and apply again`, { cause });
+  }
+}
+
+/** A directory under the root the host checked and holds open; everything in it is reached through it. */
+export interface HeldDirectory {
+  /** The open descriptor (closed by {@link HeldDirectory.close}). */
+  readonly fd: number;
+  /** The real path the directory had when checked: for messages and the sync barrier only. */
+  readonly real: string;
+  /** A path to `name` in the held directory, resolved from the descriptor, never from `real`. */
+  at(name: string): string;
+  close(): void;
+}
+
+/** The parent of a declared path, held, with what was made on the way to it. */
+export interface HeldParent {
+  /** The held parent; undefined when it does not exist and was not to be made. */
+  directory: HeldDirectory | undefined;
+  /** The last component of the real path. */
+  leaf: string;
+  /** The real path, as {@link resolveUnderRoot} gives it. */
+  real: string;
+  /** Directories made on the way (real paths, outermost first), when asked to make them. */
+  made: string[];
+}
+
+/** Directories made on the way to a declared path: the machine's usual default. */
+const MADE_DIRECTORY_MODE = 0o755;
+const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * Checks a declared path as {@link resolveUnderRoot} does, then opens the directories on the way
+ * to its parent one by one from the root, each through the last and never following a link, and
+ * checks that the parent reached is the very directory the walk checked. With `make`, missing
+ * directories are made (0755 root, as `mkdir -p` by root would) and held the same way. The caller
+ * writes through {@link HeldDirectory.at} and closes it.
+ */
+export function holdParentUnderRoot(ctx: PathContext, path: string, options: { make: boolean }): HeldParent {
+  const walked = checkedUnderRoot(ctx, path);
+  try {
+    return holdWalked(ctx, path, walked, options);
+  } catch (error) {
+    // Something earlier in the pass (an action) may have made a remembered directory again:
+    // forgotten, and the path walked afresh, which a swap during that walk does not survive.
+    if (!(error instanceof PathChangedUnderfoot) || walked.remembered !== true) throw error;
+    for (const [key, real] of ctx.pass?.directories ?? []) if (real === walked.deepest.real) ctx.pass?.directories.delete(key);
+    ctx.pass?.identities.delete(walked.deepest.real);
+    return holdWalked(ctx, path, checkedUnderRoot(ctx, path), options);
+  }
+}
+
+function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { make: boolean }): HeldParent {
+  if (walked.real === walked.realRoot) throw new ApplyFailed(`${path} is the root itself, which has no parent to write in; declare a path under it`);
+  ctx.raceWindow?.(walked.real);
+  const fdDirectory = ctx.fdDirectory ?? '/proc/self/fd';
+  const leaf = basename(walked.real);
+  const made: string[] = [];
+  let fd = openDirectory(walked.realRoot, path, walked.realRoot);
+  let real = walked.realRoot;
+  try {
+    checkDescriptorPaths(fdDirectory, fd);
+    // The root itself is where trust starts (opened by its real path), not something checked.
+    const parent = dirname(walked.real);
+    const components = parent === walked.realRoot ? [] : relative(walked.realRoot, parent).split(sep);
+    for (const component of components) {
+      const next = join(real, component);
+      const through = `${fdDirectory}/${fd}/${component}`;
+      let opened = tryOpenDirectory(through, path, next);
+      if (opened === undefined) {
+        if (!options.make) {
+          closeSync(fd);
+          return { directory: undefined, leaf, real: walked.real, made };
+        }
+        const making = makeDirectory(through, path, next);
+        if (making.made) made.push(next);
+        opened = making.fd;
+      }
+      closeSync(fd);
+      fd = opened;
+      real = next;
+      if (real === walked.deepest.real) sameAsChecked(fd, walked.deepest, path, real);
+    }
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return { directory: heldAt(fd, real, fdDirectory), leaf, real: walked.real, made };
+}
+
+function heldAt(fd: number, real: string, fdDirectory: string): HeldDirectory {
+  let open = true;
+  return {
+    fd,
+    real,
+    at: (name) => `${fdDirectory}/${fd}/${name}`,
+    close: () => {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
+
+// Checked once per process and directory of descriptors: /proc is mounted at start or not at all.
+const descriptorPathsSeen = new Set<string>();
+
+function checkDescriptorPaths(fdDirectory: string, fd: number): void {
+  if (descriptorPathsSeen.has(fdDirectory)) return;
+  let named: Stats;
+  try {
+    named = statSync(`${fdDirectory}/${fd}`);
+  } catch (error) {
+    throw new NoDescriptorPaths(fdDirectory, error);
+  }
+  const held = fstatSync(fd);
+  if (named.dev !== held.dev || named.ino !== held.ino) throw new NoDescriptorPaths(fdDirectory);
+  descriptorPathsSeen.add(fdDirectory);
+}
+
+function sameAsChecked(fd: number, checked: Identity, path: string, real: string): void {
+  const held = fstatSync(fd);
+  if (held.dev !== checked.dev || held.ino !== checked.ino) throw new PathChangedUnderfoot(path, real, 'was replaced by another directory');
+}
+
+function openDirectory(through: string, path: string, real: string): number {
+  const fd = tryOpenDirectory(through, path, real);
+  if (fd === undefined) throw new PathChangedUnderfoot(path, real, 'disappeared');
+  return fd;
+}
+
+function tryOpenDirectory(through: string, path: string, real: string): number | undefined {
+  try {
+    return openSync(through, OPEN_DIRECTORY);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new PathChangedUnderfoot(path, real, 'became a symbolic link');
+    if (code === 'ENOTDIR') throw new PathChangedUnderfoot(path, real, 'is no longer a directory');
+    throw new ApplyFailed(`cannot open ${real} on the way to ${path}: ${errorText(error)}`, { cause: error });
+  }
+}
+
+// Made closed, then given its owner and opened up: never reachable with the mode and the wrong
+// owner. One that someone else made meanwhile is theirs, and is only held, never changed.
+function makeDirectory(through: string, path: string, real: string): { fd: number; made: boolean } {
+  let made = true;
+  try {
+    mkdirSync(through, { mode: 0o700 });
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw new ApplyFailed(`cannot make ${real} on the way to ${path}: ${errorText(error)}`, { cause: error });
+    made = false;
+  }
+  const fd = openDirectory(through, path, real);
+  if (made) {
+    fchownSync(fd, 0, 0);
+    fchmodSync(fd, MADE_DIRECTORY_MODE);
+  }
+  return { fd, made };
+}
+
+/**
+ * Holds a directory of the host's own (its state directory, where adoption keeps originals),
+ * which no one else can write and so needs no walk, for the writers that take a held directory.
+ */
+export function holdOwnDirectory(real: string, fdDirectory = '/proc/self/fd'): HeldDirectory {
+  const fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    checkDescriptorPaths(fdDirectory, fd);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return heldAt(fd, real, fdDirectory);
 }

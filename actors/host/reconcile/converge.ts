@@ -12,7 +12,7 @@ import { applierFor, type ApplierSet } from './applier-set';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { briefingSubject } from '../adoption/briefing-subject';
 import { forgetKeptAt, handBackOrRemove, keptOriginalOf, lineOf, type Undone } from '../adoption/hand-back';
-import { resolvedLine } from '../adoption/resolved-line';
+import { droppedConflict, resolvedConflict } from '../adoption/conflict';
 import { messageOf } from '../../shared/message-of';
 
 /**
@@ -147,19 +147,25 @@ async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps
 }
 
 /**
- * Drops the briefing lines of conflicts (`kept`, `unknown`, `failed`) whose resource is no
- * longer declared and that the host does not hold: it never wrote there, the machine still has
- * its own value, and nothing more will happen to it, so neither the line nor the copy kept for
- * it serves anything. The copy goes first: a host killed between the two leaves a line whose
- * copy is gone, which the next pass drops, never a copy nothing points to.
+ * Lets go of the conflicts (`kept`, `unknown`, `failed` lines) whose resource is no longer
+ * declared and that the host does not hold, as the adoption machine decides (`conflict` on
+ * `resource.released`, see conflict.ts): the host never wrote there and the machine keeps its
+ * own value, so the line goes, and the copy kept for it first: a host killed between the two
+ * leaves a line whose copy is gone, which the next pass drops, never a copy nothing points to.
  */
 async function dropUnheldConflicts(declared: readonly Resource[], deps: ConvergeDeps): Promise<void> {
   const state = deps.state.current();
   if (state.briefing === null) return;
   const held = new Set([...declared.map(resourceKey), ...state.owned.resources.map((entry) => entry.key), ...state.applying].map(briefingSubject));
-  const gone = state.briefing.lines.filter((line) => line.status !== 'ok' && !held.has(line.subject));
+  const gone = state.briefing.lines
+    .filter((line) => line.status !== 'ok' && !held.has(line.subject))
+    .map((line) => ({ line, dropped: droppedConflict(line, deps.ctx.stateDir) }))
+    .filter(({ dropped }) => dropped.line === null)
+    .map(({ line, dropped }) => {
+      forgetKeptAt(deps.ctx.stateDir, dropped.forgetOriginalAt);
+      return line;
+    });
   if (gone.length === 0) return;
-  for (const line of gone) forgetKeptAt(deps.ctx.stateDir, line.original_kept_at);
   const subjects = new Set(gone.map((line) => line.subject));
   await deps.state.update((s) => ({ ...s, briefing: withoutLines(s.briefing, (line) => subjects.has(line.subject)) }));
 }
@@ -602,9 +608,11 @@ function committed(
 }
 
 /**
- * Lines that still say the host wrote nothing, about resources it has now applied and recorded
- * (in `recorded`), say what it did instead (resolvedLine); where adoption kept the machine's
- * original, the record becomes adopted, so that it is handed back when no longer declared.
+ * Conflicts (lines that still say the host wrote nothing) about resources it has now applied and
+ * recorded (in `recorded`) are resolved as the adoption machine decides (`conflict` on
+ * `resource.applied`, see conflict.ts): the line says what the host did instead, and where the
+ * machine's original was kept, the record becomes adopted, so that it is handed back when no
+ * longer declared.
  */
 function resolveLines(briefing: Briefing | null, recorded: Map<string, OwnedResource>, stateDir: string): Briefing | null {
   if (briefing === null || recorded.size === 0 || briefing.lines.every((line) => line.status === 'ok')) return briefing;
@@ -613,8 +621,9 @@ function resolveLines(briefing: Briefing | null, recorded: Map<string, OwnedReso
   for (const [key, entry] of recorded) {
     const line = open.get(briefingSubject(key));
     if (line === undefined) continue;
-    const keptAt = keptOriginalOf(line, key, stateDir);
-    resolved.set(line.subject, resolvedLine(line, keptAt));
+    const decision = resolvedConflict(line, key, stateDir);
+    resolved.set(line.subject, decision.line);
+    const keptAt = decision.originalKeptAt;
     if (keptAt !== undefined) recorded.set(key, { ...entry, adopted: true, original_kept_at: keptAt });
   }
   if (resolved.size === 0) return briefing;
