@@ -43,8 +43,9 @@ export function overlaySyncActionName(iface: string): string {
 // Runs as `sh -c SCRIPT overlay-sync IFACE STAMP`. wg-quick reads the file only when it brings
 // the interface up, so a peer that joined, left or changed its key would otherwise reach a
 // running interface only at the next restart: `wg syncconf` changes the peers without dropping
-// the tunnels that stay, and the routes follow the peers' allowed IPs (wg-quick made one per
-// peer at up). An interface that is not up is left alone; its service reads the file when it
+// the tunnels that stay, the private key is set again from the file PostUp names (a re-keyed
+// node has a new one; syncconf leaves the key alone when the file names none), and the routes
+// follow the peers' allowed IPs (wg-quick made one per peer at up). An interface that is not up is left alone; its service reads the file when it
 // starts. The stamp under /run records the configuration made live (gone at reboot, when the
 // service reads the file anew). MESH_ROOT is set when the host manages a root other than `/`.
 const SYNC_SCRIPT = [
@@ -54,6 +55,8 @@ const SYNC_SCRIPT = [
   '  stripped=$(mktemp); trap \'rm -f "$stripped"\' EXIT',
   '  wg-quick strip "$root/etc/wireguard/$iface.conf" >"$stripped"',
   '  wg syncconf "$iface" "$stripped"',
+  '  key=$(sed -n "s/^PostUp = wg set %i private-key //p" "$root/etc/wireguard/$iface.conf")',
+  '  if [ -n "$key" ] && [ -f "$key" ]; then wg set "$iface" private-key "$key"; fi',
   '  wanted=$(wg show "$iface" allowed-ips | tr -s "\t " "\n\n" | grep / || true)',
   '  for cidr in $wanted; do ip route replace "$cidr" dev "$iface"; done',
   '  for cidr in $(ip route show dev "$iface" | cut -d" " -f1); do',
