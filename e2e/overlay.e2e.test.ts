@@ -79,19 +79,33 @@ maybe('the overlay between three machines in network namespaces', () => {
     }, { timeoutMs: 60_000, intervalMs: 200 });
   }
 
-  async function enrolAll(): Promise<void> {
-    for (const name of NAMES) {
+  /** Enrols `names` and waits until every machine enrolled so far names all the others as peers. */
+  async function enrol(names: readonly string[]): Promise<void> {
+    for (const name of names) {
       const token = await rig.issueToken({ new: true });
       enrolled.set(name, await rig.enrol(name, token.token));
     }
-    for (const name of NAMES) {
-      const others = NAMES.filter((other) => other !== name).map((other) => enrolled.get(other)?.wireguard_public_key as string);
+    for (const name of enrolled.keys()) {
+      const others = [...enrolled.keys()].filter((other) => other !== name).map((other) => enrolled.get(other)?.wireguard_public_key as string);
       await configHasPeers(name, others);
     }
   }
 
+  /** The stand-in for the init starting wg-quick@mesh0 (see the top of this file), and a TCP server on the machine. */
+  async function bringUp(name: string): Promise<void> {
+    const up = await lab.run(name, ['wg-quick', 'up', path.join(rig.hostRoot(name), 'etc', 'wireguard', 'mesh0.conf')]);
+    expect([up.code, up.stderr]).toEqual([0, expect.stringContaining('wireguard-go mesh0')]);
+    const server = lab.start(name, [process.execPath, '-e', `require('net').createServer((s) => s.end('${name} ' + s.remoteAddress + '\\n')).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`]);
+    await new Promise<void>((resolve) => server.stdout?.once('data', () => resolve()));
+  }
+
   test('enrolled machines reach each other over the overlay by address and by mesh name', async () => {
-    await enrolAll();
+    // a and b come up first; c joins while their tunnels run, so they take it through the sync action.
+    await enrol(['a', 'b']);
+    await bringUp('a');
+    await bringUp('b');
+    await enrol(['c']);
+    await bringUp('c');
     const nodes = await rig.nodes();
     // Each is reached at its private underlay address, and the listing says so.
     expect(nodes.map((node) => [node.name, node.lifecycle_state, node.overlay_reach])).toEqual(NAMES.map((name) => [name, 'enrolled', 'own-network']));
@@ -104,17 +118,16 @@ maybe('the overlay between three machines in network namespaces', () => {
       }
       const key = await fs.stat(path.join(rig.hostStateDir(name), 'wireguard.key'));
       expect(key.mode & 0o777).toBe(0o600);
-      // The stand-in for the init starting wg-quick@mesh0 (see the top of this file).
-      const up = await lab.run(name, ['wg-quick', 'up', path.join(rig.hostRoot(name), 'etc', 'wireguard', 'mesh0.conf')]);
-      expect([up.code, up.stderr]).toEqual([0, expect.stringContaining('wireguard-go mesh0')]);
-      const server = lab.start(name, [process.execPath, '-e', `require('net').createServer((s) => s.end('${name} ' + s.remoteAddress + '\\n')).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`]);
-      await new Promise<void>((resolve) => server.stdout?.once('data', () => resolve()));
     }
 
     for (const from of NAMES) {
       for (const to of NAMES.filter((other) => other !== from)) {
         const address = await overlayAddress(to);
-        expect(await ping(from, address)).toMatchObject({ code: 0 });
+        // c's peers take it up through their sync action, a moment after their files name it.
+        await until(`${from} to reach ${to} at ${address}`, async () => {
+          const answer = await ping(from, address);
+          return answer.code === 0 ? done(answer) : notYet(`${answer.stderr} ${(await lab.run(from, ['wg', 'show', 'mesh0'])).stdout} ${(await lab.run(from, ['ip', 'route'])).stdout}`);
+        }, { timeoutMs: 30_000, intervalMs: 200 });
         const answer = await connectByName(from, to);
         expect([answer.code, answer.stdout.trim(), answer.stderr]).toEqual([0, `${to} ${await overlayAddress(from)}`, '']);
       }

@@ -150,7 +150,9 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
         const address = await addressOf(other);
         await until(`b to reach ${other}`, async () => {
           const answer = await lab.run('b', ['python3', '-c', ECHO, address]);
-          return answer.code === 0 ? done(true) : notYet(answer.stderr);
+          if (answer.code === 0) return done(true);
+          const shown = await Promise.all(['b', other].map(async (name) => `${name}: ${(await lab.run(name, ['wg', 'show', 'mesh0'])).stdout} ${(await lab.run(name, ['ip', 'route'])).stdout}`));
+          return notYet(`${answer.stderr} ${shown.join(' | ')}`.replace(/\s+/g, ' '));
         }, { timeoutMs: 60_000, intervalMs: 20 });
       }
       firstPacket.push(performance.now() - started);

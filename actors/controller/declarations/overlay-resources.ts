@@ -57,7 +57,8 @@ const SYNC_SCRIPT = [
   '  wg syncconf "$iface" "$stripped"',
   '  key=$(sed -n "s/^PostUp = wg set %i private-key //p" "$root/etc/wireguard/$iface.conf")',
   '  if [ -n "$key" ] && [ -f "$key" ]; then wg set "$iface" private-key "$key"; fi',
-  '  wanted=$(wg show "$iface" allowed-ips | tr -s "\t " "\n\n" | grep / || true)',
+  // Lines are `KEY<TAB>CIDR CIDR…`; a key may hold "/" itself, so only the field after the tab is read.
+  '  wanted=$(wg show "$iface" allowed-ips | cut -f2 | tr " " "\\n" | grep -E "^[0-9A-Fa-f.:]+/[0-9]+$" || true)',
   '  for cidr in $wanted; do ip route replace "$cidr" dev "$iface"; done',
   '  for cidr in $(ip route show dev "$iface" | cut -d" " -f1); do',
   '    case "$cidr" in */*) ;; *) cidr=$cidr/32 ;; esac',
