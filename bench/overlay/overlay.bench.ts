@@ -141,7 +141,9 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
       const token = await rig.issueToken(i === 0 ? { new: true } : { node: 'b' });
       const started = performance.now();
       const enrolled = await rig.enrol('b', token.token);
+      const enrolDone = performance.now() - started;
       await configNames('b', 2);
+      const fileThere = performance.now() - started;
       // The stand-in for the init starting wg-quick@mesh0 as soon as its file is there.
       await lab.run('b', ['ip', 'link', 'del', 'mesh0']);
       const up = await lab.run('b', ['wg-quick', 'up', conf('b')]);
@@ -162,7 +164,7 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
         await until(`${other} to drop b`, async () => ((await peersOf(other)).includes(enrolled.wireguard_public_key) ? notYet('still there') : done(true)), { timeoutMs: 60_000, intervalMs: 20 });
       }
       gone.push(performance.now() - releasing);
-      ctx.say(`overlay: run ${i + 1}: first packet ${Math.round(firstPacket.at(-1) ?? 0)} ms, gone ${Math.round(gone.at(-1) ?? 0)} ms`);
+      ctx.say(`overlay: run ${i + 1}: enrol returned at ${Math.round(enrolDone)} ms, its file there at ${Math.round(fileThere)} ms, first packet to both at ${Math.round(firstPacket.at(-1) ?? 0)} ms; gone from both ${Math.round(gone.at(-1) ?? 0)} ms after release`);
     }
     const note = 'three namespaces on one bridge, wireguard-go; the init is stood in for by `wg-quick up` run as soon as the file is there';
     return [measured(FIRST_PACKET, firstPacket, { note }), measured(GONE, gone, { note })];
