@@ -22,6 +22,7 @@ import { hostSection } from './host/host.bench';
 import { linkSection } from './link/link.bench';
 import { machineFacts } from './machine-facts';
 import { colleagueSections } from './others/colleague-sections';
+import { overlaySection } from './overlay/overlay.bench';
 import { peersSection } from './peers/peers.bench';
 import { removeSettled } from './remove-settled';
 
@@ -29,7 +30,7 @@ const REPO_DIR = path.resolve(__dirname, '..');
 const RESULTS_DIR = path.join(__dirname, 'results');
 
 /** Every section, in the order of the table. */
-export const SECTIONS: readonly BenchSection[] = [hostSection, enrolmentSection, pushSection, heartbeatSection, linkSection, ...colleagueSections, peersSection];
+export const SECTIONS: readonly BenchSection[] = [hostSection, enrolmentSection, pushSection, heartbeatSection, linkSection, overlaySection, ...colleagueSections, peersSection];
 
 interface Arguments {
   mode: BenchMode;

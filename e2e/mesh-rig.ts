@@ -31,6 +31,16 @@ export interface MeshRigOptions {
   env?: Readonly<Record<string, string>>;
   /** Arguments added to `mesh-control serve` (`--log-format json`, `--metrics-listen …`). */
   serveArgs?: readonly string[];
+  /**
+   * The address the broker listens on and hosts dial, instead of 127.0.0.1: a bridge's address
+   * when the hosts run in network namespaces of their own.
+   */
+  brokerHost?: string;
+  /**
+   * A command that machine `name`'s host processes (`run` and every verb) are started under,
+   * like `nsenter -t PID -m -n`, so each runs in the machine's own namespaces.
+   */
+  hostPrefix?: (name: string) => readonly string[];
 }
 
 /** Processes started by rigs in this process, ended when it exits however it exits. */
@@ -97,8 +107,10 @@ export class MeshRig {
     const port = this.options.brokerPort ?? (await freePort());
 
     say(`making the mesh in ${this.meshDir}: keys, the broker's TLS certificate and configuration, the ${this.options.database === undefined ? 'embedded store (PGlite)' : 'PostgreSQL store'}`);
+    const brokerHost = this.options.brokerHost ?? '127.0.0.1';
     this.init = jsonOf<InitMeshResult>(await this.control([
-      'init', '--broker-url', `tls://127.0.0.1:${port}`,
+      'init', '--broker-url', `tls://${brokerHost}:${port}`,
+      ...(this.options.brokerHost === undefined ? [] : ['--listen', `${brokerHost}:${port}`]),
       ...(this.options.database === undefined ? [] : ['--database', this.options.database]),
       '--json',
     ], { timeoutMs: 120_000 }));
@@ -147,7 +159,7 @@ export class MeshRig {
   /** Starts `nox-mesh-host run` on machine `name`, and waits until it says what it is (hosted or enrolled). */
   async startHost(name: string): Promise<RigProcess> {
     if (this.runs.get(name)?.running === true) throw new Error(`the host of ${name} is running already`);
-    const run = this.spawn(`host ${name}`, [NOX_MESH_HOST, 'run', '--root', this.hostRoot(name)], `host-${name}.log`);
+    const run = this.spawn(`host ${name}`, [NOX_MESH_HOST, 'run', '--root', this.hostRoot(name)], `host-${name}.log`, this.options.hostPrefix?.(name));
     this.runs.set(name, run);
     await run.waitFor(/^(hosted: |enrolled as node )/m, { timeoutMs: 30_000 });
     return run;
@@ -169,7 +181,7 @@ export class MeshRig {
 
   /** Runs a `nox-mesh-host` verb on machine `name` (`--root` is added). */
   hostCli(name: string, args: readonly string[]): Promise<CliResult> {
-    return runCli([process.execPath, NOX_MESH_HOST, ...args, '--root', this.hostRoot(name)], {
+    return runCli(prefixed(this.options.hostPrefix?.(name) ?? [], [process.execPath, NOX_MESH_HOST, ...args, '--root', this.hostRoot(name)]), {
       cwd: REPO_DIR,
       label: `nox-mesh-host ${args.join(' ')} (on ${name})`,
     });
@@ -229,11 +241,11 @@ export class MeshRig {
     return ended;
   }
 
-  private spawn(label: string, argv: readonly string[], logName: string): RigProcess {
+  private spawn(label: string, argv: readonly string[], logName: string, prefix: readonly string[] = []): RigProcess {
     // A start still under way when stop() was called must not leave a process behind.
     if (this.stopped) throw new Error(`the rig in ${this.dir} was stopped; not starting ${label}`);
     const started = new RigProcess({
-      label, argv: [process.execPath, ...argv], cwd: REPO_DIR, logFile: path.join(this.logDir, logName),
+      label, argv: prefixed(prefix, [process.execPath, ...argv]), cwd: REPO_DIR, logFile: path.join(this.logDir, logName),
       ...(this.options.env === undefined ? {} : { env: this.options.env }),
     });
     this.started.push(started);
@@ -258,6 +270,11 @@ export class MeshRig {
       // Ended between the look and the kill.
     }
   }
+}
+
+function prefixed(prefix: readonly string[], argv: readonly [string, ...string[]]): [string, ...string[]] {
+  const [first, ...rest] = prefix;
+  return first === undefined ? [...argv] : [first, ...rest, ...argv];
 }
 
 function installExitHandler(): void {

@@ -12,6 +12,17 @@ const Word = z
   });
 
 /**
+ * One address the machine holds on one of its interfaces, as the running kernel says it. The
+ * controller picks a node's WireGuard endpoint from these; the overlay's own are left out by it.
+ */
+export const InventoryAddress = z.strictObject({
+  interface: z.string().regex(/^[^\s/]{1,15}$/, { error: 'expected an interface name like "eth0" (at most 15 characters)' }),
+  address: z.union([z.ipv4(), z.ipv6()], { error: 'expected an IP address like "192.0.2.7"' }),
+});
+/** See {@link InventoryAddress}. */
+export type InventoryAddress = z.infer<typeof InventoryAddress>;
+
+/**
  * What a machine already has: installed packages, services and containers. The host reports it
  * at enrolment and on request; the controller decides from it (with the profile) and adoption
  * compares against it. `truncated` says the host stopped listing at its bound.
@@ -29,6 +40,8 @@ export const Inventory = z.strictObject({
       state: z.string().regex(/^[a-z-]{1,32}$/, { error: 'expected a container state like "running" or "exited"' }),
     }),
   ),
+  // Optional: hosts older than the overlay's endpoints did not report it.
+  addresses: z.array(InventoryAddress).max(256, { error: 'at most 256 addresses' }).optional(),
   collected_at: IsoTime,
   truncated: z.boolean().optional(),
 });

@@ -2,6 +2,14 @@ import * as z from 'zod';
 import { HostKind } from './resource';
 
 /**
+ * Where WireGuard comes from on a machine: `kernel` (the module is loaded, built in or
+ * installed), `wireguard-go` (no module, the userspace program is installed), `none`.
+ */
+export const WireGuardSupport = z.enum(['kernel', 'wireguard-go', 'none']);
+/** See {@link WireGuardSupport}. */
+export type WireGuardSupport = z.infer<typeof WireGuardSupport>;
+
+/**
  * What a machine can do, reported by the host at enrolment and on request (`nox-mesh-host
  * profile`). It is the controller's input, not a diagnostic: what a node is given depends on
  * its init, package manager, container runtime, architecture and whether it has a desktop.
@@ -19,6 +27,9 @@ export const Profile = z.strictObject({
   package_manager: z.enum(['apk', 'pacman', 'apt', 'none']),
   container_runtime: z.enum(['docker', 'podman', 'none']),
   graphical_session: z.boolean(),
+  // How the overlay's WireGuard interface can be made here: by the kernel, by the userspace
+  // wireguard-go, or not at all. Optional: hosts older than this field did not say.
+  wireguard: WireGuardSupport.optional(),
   host_kind: HostKind,
   hostname: z
     .string()

@@ -17,7 +17,7 @@ beforeAll(async () => {
 const at = '2026-12-01T10:00:00.000Z';
 
 function listing(name: string, lifecycle_state: string): NodeListing {
-  return { name, lifecycle_state, host_kind: 'resident', silence_bound_seconds: 90, address: null, version_running: '0.1.0', last_seen_at: at, last_seen: 'last seen 1 s ago', disconnected_since: null, last_away: null, host_away_seconds: null };
+  return { name, lifecycle_state, host_kind: 'resident', silence_bound_seconds: 90, address: null, version_running: '0.1.0', last_seen_at: at, last_seen: 'last seen 1 s ago', disconnected_since: null, last_away: null, host_away_seconds: null, overlay_reach: null };
 }
 
 function condition(subject: string, state: 'open' | 'cleared'): Condition {

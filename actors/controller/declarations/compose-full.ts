@@ -16,7 +16,7 @@ export async function composeFull(ctx: Pick<ControllerContext, 'store' | 'config
   return {
     kind: 'full',
     resources: [
-      ...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile?.init),
+      ...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile),
       ...state.declared_resources,
       ...(await moduleResourcesOf(ctx.store, node)).resources,
     ],

@@ -1,4 +1,5 @@
 import type { DeclarationKind } from '../../../schema/declaration';
+import type { InventoryAddress } from '../../../schema/inventory';
 import type { Owned } from '../../../schema/owned';
 import type { Profile } from '../../../schema/profile';
 import type { Resource } from '../../../schema/resource';
@@ -54,6 +55,20 @@ export async function getNodeDeclarationState(sql: Sql, name: string): Promise<N
 export function overlayMembers(sql: Sql): Promise<OverlayMember[]> {
   return sql.query<OverlayMember>(
     `SELECT name, overlay_address AS address, wireguard_public_key FROM nodes
+     WHERE lifecycle_state IN ('enrolled', 'disconnected') AND overlay_address IS NOT NULL AND wireguard_public_key IS NOT NULL
+     ORDER BY name`,
+  );
+}
+
+/** A member of the overlay with the addresses its host reported (null when it reported none). */
+export interface OverlayMemberRow extends OverlayMember {
+  addresses: InventoryAddress[] | null;
+}
+
+/** {@link overlayMembers}, each with the addresses from its inventory, to choose its endpoint from. */
+export function overlayMembersWithAddresses(sql: Sql): Promise<OverlayMemberRow[]> {
+  return sql.query<OverlayMemberRow>(
+    `SELECT name, overlay_address AS address, wireguard_public_key, inventory->'addresses' AS addresses FROM nodes
      WHERE lifecycle_state IN ('enrolled', 'disconnected') AND overlay_address IS NOT NULL AND wireguard_public_key IS NOT NULL
      ORDER BY name`,
   );

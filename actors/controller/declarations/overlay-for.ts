@@ -1,3 +1,4 @@
+import { NAT_KEEPALIVE_SECONDS } from './overlay-endpoint';
 import type { Overlay } from '../../../schema/overlay';
 
 /** A node as the overlay sees it: its name, its assigned address, its WireGuard public key. */
@@ -6,6 +7,8 @@ export interface OverlayMember {
   /** Dotted IPv4, no prefix. */
   address: string;
   wireguard_public_key: string;
+  /** Where peers send its packets (`host:port`), from its reported addresses; absent when none can be reached. */
+  endpoint?: string;
 }
 
 /**
@@ -23,7 +26,13 @@ export function overlayFor(self: OverlayMember, members: readonly OverlayMember[
     listen_port: listenPort,
     peers: sorted
       .filter((member) => member.name !== self.name)
-      .map((member) => ({ name: member.name, public_key: member.wireguard_public_key, allowed_ips: [`${member.address}/32`] })),
+      .map((member) => ({
+        name: member.name,
+        public_key: member.wireguard_public_key,
+        allowed_ips: [`${member.address}/32`],
+        ...(member.endpoint === undefined ? {} : { endpoint: member.endpoint }),
+        ...(self.endpoint === undefined && member.endpoint !== undefined ? { persistent_keepalive: NAT_KEEPALIVE_SECONDS } : {}),
+      })),
     names: [...sorted.filter((member) => member.name !== self.name), self]
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((member) => ({ name: member.name, address: member.address })),

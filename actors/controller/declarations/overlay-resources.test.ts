@@ -28,7 +28,7 @@ describe('the overlay of one node', () => {
   });
 
   test('is written as a 0600 WireGuard file that reads its private key from the host\'s state directory', () => {
-    const [wireguard] = overlayResources('bravo', overlayFor(bravo, [alpha, bravo], 51820), 'mesh0', 'systemd');
+    const [wireguard] = overlayResources('bravo', overlayFor(bravo, [alpha, bravo], 51820), 'mesh0', { init: 'systemd' });
     expect(wireguard).toMatchObject({ shape: 'file', path: '/etc/wireguard/mesh0.conf', mode: '0600' });
     const text = wireguard?.shape === 'file' && 'text' in wireguard.content ? wireguard.content.text : '';
     expect(text).toContain('[Interface]\nAddress = 10.77.0.2/32\nListenPort = 51820\nPostUp = wg set %i private-key /var/lib/mesh-host/wireguard.key\n');
@@ -37,16 +37,16 @@ describe('the overlay of one node', () => {
   });
 
   test('writes the names in hosts form', () => {
-    const [, hosts] = overlayResources('alpha', overlayFor(alpha, [alpha, bravo], 51820), 'mesh0', 'none');
+    const [, hosts] = overlayResources('alpha', overlayFor(alpha, [alpha, bravo], 51820), 'mesh0', { init: 'none' });
     expect(hosts).toMatchObject({ shape: 'file', path: '/etc/mesh/hosts', mode: '0644' });
     expect(hosts?.shape === 'file' && 'text' in hosts.content ? hosts.content.text : '').toMatch(/^10\.77\.0\.1\talpha\n10\.77\.0\.2\tbravo\n$/m);
   });
 
   test('names the wg-quick service the init runs, and none on a machine without an init the mesh drives', () => {
     const overlay = overlayFor(alpha, [alpha], 51820);
-    expect(overlayResources('alpha', overlay, 'mesh0', 'systemd')[2]).toEqual({ shape: 'service', name: 'wg-quick@mesh0', state: 'running', enabled: true });
-    expect(overlayResources('alpha', overlay, 'mesh0', 'openrc')[2]).toEqual({ shape: 'service', name: 'wg-quick.mesh0', state: 'running', enabled: true });
-    expect(overlayResources('alpha', overlay, 'mesh0', 'none').map((resource) => resource.shape)).toEqual(['file', 'file']);
+    expect(overlayResources('alpha', overlay, 'mesh0', { init: 'systemd' })[2]).toEqual({ shape: 'service', name: 'wg-quick@mesh0', state: 'running', enabled: true });
+    expect(overlayResources('alpha', overlay, 'mesh0', { init: 'openrc' })[2]).toEqual({ shape: 'service', name: 'wg-quick.mesh0', state: 'running', enabled: true });
+    expect(overlayResources('alpha', overlay, 'mesh0', { init: 'none' }).map((resource) => resource.shape)).toEqual(['file', 'file']);
     expect(overlayResources('alpha', overlay, 'mesh0', undefined)).toHaveLength(2);
   });
 
@@ -54,8 +54,36 @@ describe('the overlay of one node', () => {
     const overlay = overlayFor(alpha, [alpha, bravo, charlie], 51820);
     const parsed = Declaration.safeParse({
       node: 'alpha', epoch: 1, generation: 1, kind: 'overlay', issued_at: '2026-12-01T10:00:00.000Z',
-      resources: overlayResources('alpha', overlay, 'mesh0', 'openrc'), overlay,
+      resources: overlayResources('alpha', overlay, 'mesh0', { init: 'openrc', wireguard: 'wireguard-go' }).filter((resource) => resource.shape !== 'action'), overlay,
     });
     expect(parsed.success).toBe(true);
+  });
+
+  test('tells the service to use wireguard-go where the profile says the kernel has no WireGuard', () => {
+    const overlay = overlayFor(alpha, [alpha], 51820);
+    const systemd = overlayResources('alpha', overlay, 'mesh0', { init: 'systemd', wireguard: 'wireguard-go' });
+    expect(systemd.map((resource) => resource.shape)).toEqual(['file', 'file', 'file', 'service', 'action']);
+    expect(systemd[2]).toMatchObject({ path: '/etc/systemd/system/wg-quick@mesh0.service.d/mesh-userspace.conf', content: { text: expect.stringContaining('[Service]\nEnvironment=WG_QUICK_USERSPACE_IMPLEMENTATION=wireguard-go\n') } });
+    const openrc = overlayResources('alpha', overlay, 'mesh0', { init: 'openrc', wireguard: 'wireguard-go' });
+    expect(openrc[2]).toMatchObject({ path: '/etc/conf.d/wg-quick.mesh0', content: { text: expect.stringContaining('export WG_QUICK_USERSPACE_IMPLEMENTATION=wireguard-go\n') } });
+    expect(overlayResources('alpha', overlay, 'mesh0', { init: 'systemd', wireguard: 'kernel' }).map((resource) => resource.shape)).toEqual(['file', 'file', 'service', 'action']);
+  });
+
+  test('declares no service on a machine without WireGuard, only the files', () => {
+    const overlay = overlayFor(alpha, [alpha], 51820);
+    expect(overlayResources('alpha', overlay, 'mesh0', { init: 'systemd', wireguard: 'none' }).map((resource) => resource.shape)).toEqual(['file', 'file']);
+  });
+
+  test('syncs a running interface once per configuration: a new peer set is a new guard', () => {
+    const before = overlayResources('alpha', overlayFor(alpha, [alpha, bravo], 51820), 'mesh0', { init: 'none', wireguard: 'wireguard-go' });
+    const same = overlayResources('alpha', overlayFor(alpha, [bravo, alpha], 51820), 'mesh0', { init: 'none', wireguard: 'wireguard-go' });
+    const after = overlayResources('alpha', overlayFor(alpha, [alpha, bravo, charlie], 51820), 'mesh0', { init: 'none', wireguard: 'wireguard-go' });
+    const guardOf = (resources: ReturnType<typeof overlayResources>) => {
+      const action = resources.find((resource) => resource.shape === 'action');
+      return action?.shape === 'action' && 'creates' in action.guard ? action.guard.creates : undefined;
+    };
+    expect(guardOf(before)).toMatch(/^\/run\/mesh\/overlay-mesh0\.[0-9a-f]{16}$/);
+    expect(guardOf(same)).toBe(guardOf(before));
+    expect(guardOf(after)).not.toBe(guardOf(before));
   });
 });

@@ -16,6 +16,8 @@ export function renderWireguardConfig(nodeName: string, overlay: Overlay): strin
   const lines = [
     `# The mesh overlay of node ${nodeName}, written by the mesh controller.`,
     '# Edits here are replaced at the next reconcile.',
+    // Named so a re-keyed node's file changes too, and its running interface takes the new key.
+    `# Its public key is ${overlay.public_key}.`,
     '[Interface]',
     `Address = ${overlay.address}`,
     ...(overlay.listen_port === undefined ? [] : [`ListenPort = ${overlay.listen_port}`]),

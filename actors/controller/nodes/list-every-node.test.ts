@@ -9,6 +9,7 @@ function listing(name: string): NodeListing {
   return {
     name, lifecycle_state: 'enrolled', host_kind: 'resident', silence_bound_seconds: 90, address: null, version_running: '0.1.0',
     last_seen_at: null, last_seen: 'never seen', disconnected_since: null, last_away: null, host_away_seconds: null,
+    overlay_reach: null,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { HostKind } from '../../../schema/resource';
+import type { OverlaySettings } from '../declarations/overlay-endpoint';
 import type { Sql } from '../store/sql-store';
 import { listNodeRecords, type NodeListing } from './list-nodes';
 import { NODE_PAGE_DEFAULT, type NodePageArgs } from './node-page-args';
@@ -18,9 +19,9 @@ export interface NodePage {
  * The page of `nodes.list` that `args` asks for; one row more than the page is read to know
  * whether another follows. Silence is judged against `periods` (production's unless given).
  */
-export async function listNodePage(sql: Sql, now: Date, args: NodePageArgs, periods?: Readonly<Record<HostKind, number>>): Promise<NodePage> {
+export async function listNodePage(sql: Sql, now: Date, args: NodePageArgs, periods?: Readonly<Record<HostKind, number>>, overlay?: OverlaySettings): Promise<NodePage> {
   const limit = args.limit ?? NODE_PAGE_DEFAULT;
-  const rows = await listNodeRecords(sql, now, { ...(args.after === undefined ? {} : { after: args.after }), limit: limit + 1 }, periods);
+  const rows = await listNodeRecords(sql, now, { ...(args.after === undefined ? {} : { after: args.after }), limit: limit + 1 }, periods, overlay);
   const nodes = rows.slice(0, limit);
   return { nodes, next_after: rows.length > limit ? (nodes.at(-1)?.name ?? null) : null };
 }

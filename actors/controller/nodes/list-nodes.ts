@@ -1,5 +1,7 @@
 import type { HostKind } from '../../../schema/resource';
 import { HEARTBEAT_PERIOD_MS, silenceBoundMs } from '../../shared/heartbeat/heartbeat-period';
+import type { InventoryAddress } from '../../../schema/inventory';
+import { nodeReach, type OverlaySettings } from '../declarations/overlay-endpoint';
 import type { Sql } from '../store/sql-store';
 import { formatLastSeen } from './format-last-seen';
 
@@ -34,7 +36,20 @@ export interface NodeListing {
   last_away: NodeAbsence | null;
   /** The host's own account of its last time unlinked (its clock), in seconds; null when it never said one. */
   host_away_seconds: number | null;
+  /** How peers reach it on the overlay (see {@link OverlayReach}); null when it is not on the overlay. */
+  overlay_reach: OverlayReach | null;
 }
+
+/**
+ * How a node's tunnels come about: `direct` (peers reach it at a public address), `own-network`
+ * (at a private address, from its own network only), `unreachable` (no address peers can reach:
+ * it opens the tunnels), `unreported` (its host is older than overlay endpoints and said no
+ * addresses), `no-wireguard` (the machine has no WireGuard to make a tunnel with).
+ */
+export type OverlayReach = 'direct' | 'own-network' | 'unreachable' | 'unreported' | 'no-wireguard';
+
+// The overlay as `mesh-control init` makes it, for callers that do not pass the mesh's own.
+const DEFAULT_OVERLAY: OverlaySettings = { cidr: '10.77.0.0/16', listen_port: 51820, interface: 'mesh0' };
 
 /** Which node records to list: those named after `after`, at most `limit` of them. */
 export interface NodeRange {
@@ -53,6 +68,8 @@ interface ListedRow {
   away_from: Date | string | null;
   away_until: Date | string | null;
   host_away_seconds: number | string | null;
+  addresses: InventoryAddress[] | null;
+  wireguard: string | null;
 }
 
 /**
@@ -65,10 +82,17 @@ interface ListedRow {
  * the order of JavaScript's `<` on names (which are ASCII). Only the columns shown are read:
  * a node's inventory and profile can be large, and a page reads a thousand rows.
  */
-export async function listNodeRecords(sql: Sql, now: Date, range: NodeRange = {}, periods: Readonly<Record<HostKind, number>> = HEARTBEAT_PERIOD_MS): Promise<NodeListing[]> {
+export async function listNodeRecords(
+  sql: Sql,
+  now: Date,
+  range: NodeRange = {},
+  periods: Readonly<Record<HostKind, number>> = HEARTBEAT_PERIOD_MS,
+  overlay: OverlaySettings = DEFAULT_OVERLAY,
+): Promise<NodeListing[]> {
   const rows = await sql.query<ListedRow>(
     `SELECT name, lifecycle_state, COALESCE(host_kind, profile->>'host_kind') AS host_kind, overlay_address, version_running, last_seen_at,
-            disconnected_since, away_from, away_until, host_away_seconds
+            disconnected_since, away_from, away_until, host_away_seconds,
+            inventory->'addresses' AS addresses, profile->>'wireguard' AS wireguard
        FROM nodes
      WHERE $1::text IS NULL OR name COLLATE "C" > $1::text
      ORDER BY name COLLATE "C"
@@ -92,8 +116,19 @@ export async function listNodeRecords(sql: Sql, now: Date, range: NodeRange = {}
       disconnected_since: since === null ? null : new Date(since).toISOString(),
       last_away: absence(row.away_from, row.away_until),
       host_away_seconds: row.host_away_seconds === null ? null : Number(row.host_away_seconds),
+      ...overlayReach(row, overlay),
     };
   });
+}
+
+// Only a node on the overlay has an endpoint to speak of; a released or revoked one has none.
+function overlayReach(row: ListedRow, overlay: OverlaySettings): Pick<NodeListing, 'overlay_reach'> {
+  if (row.overlay_address === null || (row.lifecycle_state !== 'enrolled' && row.lifecycle_state !== 'disconnected')) return { overlay_reach: null };
+  if (row.wireguard === 'none') return { overlay_reach: 'no-wireguard' };
+  if (row.addresses === null) return { overlay_reach: 'unreported' };
+  const reach = nodeReach(row.addresses, overlay);
+  if (reach.endpoint === undefined) return { overlay_reach: 'unreachable' };
+  return { overlay_reach: reach.note === undefined ? 'direct' : 'own-network' };
 }
 
 function absence(from: Date | string | null, until: Date | string | null): NodeAbsence | null {

@@ -51,6 +51,8 @@ function worstListing(index: number): NodeListing {
     disconnected_since: longAgo.toISOString(),
     last_away: lastAway,
     host_away_seconds: 123456789012.5,
+    // The longest word the overlay says.
+    overlay_reach: 'no-wireguard',
   };
 }
 
@@ -82,7 +84,7 @@ describe('the size of a page of nodes.list', () => {
 describe('nodes.list, over a real PostgreSQL', () => {
   const t = useTestStore('postgres');
   const verbs = new VerbRegistry();
-  const list = (args: Record<string, unknown>): Promise<VerbAnswer> => verbs.call({ store: t.store, now: () => NOW } as unknown as ControllerContext, 'nodes.list', args);
+  const list = (args: Record<string, unknown>): Promise<VerbAnswer> => verbs.call({ store: t.store, now: () => NOW, config: { overlay: { cidr: '10.77.0.0/16', listen_port: 51820, interface: 'mesh0' } } } as unknown as ControllerContext, 'nodes.list', args);
   const pageOf = (answer: VerbAnswer): NodePage => answer.result as NodePage;
 
   beforeAll(async () => {
@@ -159,6 +161,8 @@ describe('nodes.list, over a real PostgreSQL', () => {
       disconnected_since: '0001-01-01T00:00:00.000Z',
       last_away: { back_at: '1970-01-01T00:00:00.000Z', seconds: 62135596800 },
       host_away_seconds: 123456789012.5,
+      // Made without an inventory: it said no addresses.
+      overlay_reach: 'unreported',
     });
     const bound = replyBytes(worstPageAnswer(7));
     expect(replyBytes(full)).toBeLessThanOrEqual(bound);

@@ -16,7 +16,7 @@ export function nodesPartFor(periods?: Readonly<Record<HostKind, number>>): Cont
     start: async (_ctx, verbs) => {
       verbs.register('nodes.list', NodePageArgs, async (ctx, args) => {
         const now = ctx.now();
-        const page = await listNodePage(ctx.store, now, args, periods);
+        const page = await listNodePage(ctx.store, now, args, periods, ctx.config.overlay);
         return { result: page, text: formatNodePage(page, args, now) };
       });
       return { stop: async () => undefined };

@@ -1,3 +1,4 @@
+import type { NetworkInterfaceInfo } from 'node:os';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inventory } from '../../../schema/inventory';
@@ -25,7 +26,7 @@ type Managers = Pick<Profile, 'package_manager' | 'init' | 'container_runtime'>;
 const nothing: Managers = { package_manager: 'none', init: 'none', container_runtime: 'none' };
 
 async function collect(options: Partial<InventoryOptions> & { profile: Managers }): Promise<CollectedInventory> {
-  const collected = await collectInventory({ runner: new ScriptedRunner(), now: () => new Date('2026-08-27T14:02:00.345Z'), ...options });
+  const collected = await collectInventory({ runner: new ScriptedRunner(), now: () => new Date('2026-08-27T14:02:00.345Z'), interfaces: {}, ...options });
   // Whatever the machine, what the host sends must be a valid inventory.
   parseContract(Inventory, collected.inventory, 'inventory');
   return collected;
@@ -95,7 +96,29 @@ describe('the packages in an inventory', () => {
 
   test('carries the collection time in whole seconds', async () => {
     const { inventory } = await collect({ root: await roots.make(), profile: nothing });
-    expect(inventory).toEqual({ packages: [], services: [], containers: [], collected_at: '2026-08-27T14:02:00Z' });
+    expect(inventory).toEqual({ packages: [], services: [], containers: [], addresses: [], collected_at: '2026-08-27T14:02:00Z' });
+  });
+});
+
+describe('the addresses in an inventory', () => {
+  const info = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
+    ({ address, family, internal, netmask: '', mac: '00:00:00:00:00:00', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as NetworkInterfaceInfo;
+
+  test('lists every address peers could use, by interface, without loopback or link-local ones', async () => {
+    const { inventory } = await collect({
+      root: await roots.make(),
+      profile: nothing,
+      interfaces: {
+        lo: [info('127.0.0.1', 'IPv4', true), info('::1', 'IPv6', true)],
+        eth0: [info('192.0.2.7', 'IPv4'), info('fe80::1', 'IPv6'), info('2001:db8::7', 'IPv6')],
+        wlan0: [info('169.254.3.4', 'IPv4'), info('10.1.2.3', 'IPv4')],
+      },
+    });
+    expect(inventory.addresses).toEqual([
+      { interface: 'eth0', address: '192.0.2.7' },
+      { interface: 'eth0', address: '2001:db8::7' },
+      { interface: 'wlan0', address: '10.1.2.3' },
+    ]);
   });
 });
 

@@ -6,6 +6,7 @@ import { parseApkInstalled } from '../appliers/package/apk-installed-database';
 import { describeFailure, succeeded, type CommandRunner, type RunResult } from '../../shared/process/command-runner';
 import { parseContainerList, type InventoryContainer } from './container-list';
 import { parseDpkgStatus } from './dpkg-status';
+import { interfaceAddresses, type InterfaceTable } from './interface-addresses';
 import { inventoryWord } from './inventory-word';
 import { parseRcStatus } from './openrc-services';
 import { readPacmanLocal } from './pacman-local';
@@ -29,6 +30,8 @@ export interface InventoryOptions {
   timeoutMs?: number;
   /** The clock for `collected_at`. */
   now?: () => Date;
+  /** The machine's interfaces; the running kernel's unless given. */
+  interfaces?: InterfaceTable;
 }
 
 /** A part of the inventory that could not be listed, and why, in words a person can act on. */
@@ -79,6 +82,7 @@ export async function collectInventory(options: InventoryOptions): Promise<Colle
     packages: packages.slice(0, limit),
     services: services.slice(0, limit),
     containers: containers.slice(0, limit),
+    addresses: interfaceAddresses(options.interfaces),
     collected_at: isoSeconds(now),
     ...(truncated ? { truncated: true } : {}),
   };

@@ -50,6 +50,7 @@ describe('the profile of a machine', () => {
       package_manager: 'apt',
       container_runtime: 'docker',
       graphical_session: false,
+      wireguard: 'none',
       host_kind: 'resident',
       hostname: 'web-1',
     });
@@ -80,6 +81,7 @@ describe('the profile of a machine', () => {
       package_manager: 'apk',
       container_runtime: 'none',
       graphical_session: false,
+      wireguard: 'none',
       host_kind: 'resident',
       hostname: 'build-box',
     });
@@ -119,6 +121,7 @@ describe('the profile of a machine', () => {
       package_manager: 'none',
       container_runtime: 'none',
       graphical_session: false,
+      wireguard: 'none',
       host_kind: 'resident',
       hostname: 'build-box',
     });
@@ -217,5 +220,27 @@ describe('the graphical session in a profile', () => {
     const root = await roots.make({ 'etc/systemd/system': null });
     await symlink('/usr/lib/systemd/system/gdm3.service', join(root, 'etc/systemd/system/display-manager.service'));
     expect((await detectProfile({ root, env })).graphical_session).toBe(true);
+  });
+});
+
+describe('where WireGuard comes from', () => {
+  test('says kernel when the module is loaded', async () => {
+    expect((await profileOf({ ...debian, 'sys/module/wireguard': null })).wireguard).toBe('kernel');
+  });
+
+  test('says kernel when the module is installed or built in for the running kernel, not for another', async () => {
+    const dep = 'kernel/drivers/net/wireguard/wireguard.ko.xz: kernel/net/ipv4/udp_tunnel.ko.xz\n';
+    expect((await profileOf({ ...debian, 'lib/modules/6.1.0-18-amd64/modules.dep': dep })).wireguard).toBe('kernel');
+    expect((await profileOf({ ...debian, 'lib/modules/6.1.0-18-amd64/modules.builtin': 'kernel/drivers/net/wireguard/wireguard.ko\n' })).wireguard).toBe('kernel');
+    expect((await profileOf({ ...debian, 'lib/modules/5.10.0-9-amd64/modules.dep': dep })).wireguard).toBe('none');
+  });
+
+  test('says wireguard-go when the kernel has none and the userspace program is installed', async () => {
+    expect((await profileOf({ ...debian, 'usr/bin/wireguard-go': executable('\x7fELF') })).wireguard).toBe('wireguard-go');
+    expect((await profileOf({ ...debian, 'usr/bin/wireguard-go': '\x7fELF, not executable' })).wireguard).toBe('none');
+  });
+
+  test('prefers the kernel when both are there', async () => {
+    expect((await profileOf({ ...debian, 'sys/module/wireguard': null, 'usr/bin/wireguard-go': executable('\x7fELF') })).wireguard).toBe('kernel');
   });
 });

@@ -48,7 +48,8 @@ export async function detectProfile(options: ProfileOptions = {}): Promise<Profi
     hostname: options.env?.hostname ?? osHostname(),
   };
   const osRelease = await readOsRelease(root);
-  const [os, init, packageManager, containerRuntime, graphicalSession, hostKind, hostname] = await Promise.all([
+  const kernel = kernelRelease(env.kernel);
+  const [os, init, packageManager, containerRuntime, graphicalSession, hostKind, hostname, wireguard] = await Promise.all([
     describeOs(root, osRelease),
     detectInit(root),
     detectPackageManager(root, osRelease),
@@ -56,15 +57,17 @@ export async function detectProfile(options: ProfileOptions = {}): Promise<Profi
     hasGraphicalSession(root),
     detectHostKind(root),
     detectHostname(root, env.hostname),
+    detectWireGuard(root, kernel),
   ]);
   return {
     os,
     arch: machineArch(env.arch),
-    kernel: kernelRelease(env.kernel),
+    kernel,
     init,
     package_manager: packageManager,
     container_runtime: containerRuntime,
     graphical_session: graphicalSession,
+    wireguard,
     host_kind: hostKind,
     hostname,
   };
@@ -217,6 +220,25 @@ async function hasGraphicalSession(root: string): Promise<boolean> {
 // and is killed at will, so it is an episodic host.
 async function detectHostKind(root: string): Promise<Profile['host_kind']> {
   return (await entryKind(join(root, 'system/build.prop'))) === 'file' ? 'episodic' : 'resident';
+}
+
+const WIREGUARD_GO_DIRECTORIES = ['usr/bin', 'usr/local/bin', 'usr/sbin', 'bin'];
+
+// The kernel has WireGuard when the module is loaded (/sys/module/wireguard), built in
+// (modules.builtin) or installed for the running kernel (modules.dep: `ip link add type
+// wireguard` loads it). Otherwise wg-quick falls back to the userspace wireguard-go, if present.
+async function detectWireGuard(root: string, kernel: string): Promise<Profile['wireguard']> {
+  if ((await entryKind(join(root, 'sys/module/wireguard'))) === 'directory') return 'kernel';
+  if (/^[A-Za-z0-9._+-]{1,200}$/.test(kernel)) {
+    for (const list of ['modules.builtin', 'modules.dep']) {
+      const text = await readText(join(root, 'lib/modules', kernel, list));
+      if (text !== undefined && /(^|\/)wireguard\.ko(\.[a-z]+)?:?(\s|$)/m.test(text)) return 'kernel';
+    }
+  }
+  for (const directory of WIREGUARD_GO_DIRECTORIES) {
+    if (await isExecutable(join(root, directory, 'wireguard-go'))) return 'wireguard-go';
+  }
+  return 'none';
 }
 
 const HOSTNAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})$/;

@@ -14,6 +14,7 @@ export function formatProfile(profile: Profile): string {
     ['package manager', profile.package_manager],
     ['container runtime', profile.container_runtime],
     ['graphical session', profile.graphical_session ? 'yes' : 'no'],
+    ['wireguard', profile.wireguard ?? 'not said'],
     ['host kind', profile.host_kind],
     ['hostname', profile.hostname],
   ]);
