@@ -31,6 +31,7 @@ need chromium chromium
 need wireguard-go wireguard-go
 need wg wireguard-tools
 need ip iproute2
+need ping iputils-ping
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')
