@@ -26,6 +26,11 @@ export interface ApplyContext {
   barrier?: DirectorySyncBarrier;
   /** When given, directories and accounts looked up are reused for the rest of the pass. */
   pass?: PassMemo;
+  /**
+   * Opens a box sealed to this node's key (a file's sealed content), in memory; absent on a host
+   * that is not enrolled. See sealed-content.ts.
+   */
+  openSealed?: (box: string) => Promise<Uint8Array>;
 }
 
 /**

@@ -11,6 +11,7 @@ import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { readKeptRecord } from '../adoption/kept-record';
+import { fileContentBytes } from './sealed-content';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
@@ -49,7 +50,7 @@ export const fileApplier: Applier<FileResource> = {
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
       if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
-      const want = declaredBytes(resource);
+      const want = await fileContentBytes(resource, ctx);
       const differences: string[] = [];
       const opened = openRegular(real, resource.path);
       try {
@@ -99,7 +100,7 @@ export const fileApplier: Applier<FileResource> = {
 
   async apply(resource: FileResource, ctx: ApplyContext): Promise<ApplyOutcome> {
     if (ctx.signal?.aborted) throw new ApplyFailed(`stopped before writing ${resource.path}: the apply was left`);
-    const want = declaredBytes(resource);
+    const want = await fileContentBytes(resource, ctx);
     const attributes = {
       mode: parseMode(resource.mode),
       uid: (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id,
@@ -262,7 +263,7 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
   if (prepared.get(ctx)?.has(real) === true) return undefined;
   const directory = lstatOrAbsentSync(dirname(real));
   if (directory === undefined || !directory.isDirectory()) return undefined;
-  const bytes = declaredBytes(resource);
+  const bytes = await fileContentBytes(resource, ctx);
   const present = lstatOrAbsentSync(real);
   if (present !== undefined) {
     if (!present.isFile()) return undefined;
@@ -330,11 +331,6 @@ async function inParallel<T, R>(items: readonly T[], width: number, work: (item:
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
   return results;
-}
-
-/** The declared content as bytes: text is UTF-8, base64 is decoded. */
-function declaredBytes(resource: FileResource): Buffer {
-  return 'text' in resource.content ? Buffer.from(resource.content.text, 'utf8') : Buffer.from(resource.content.base64, 'base64');
 }
 
 /**
