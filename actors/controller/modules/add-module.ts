@@ -7,6 +7,7 @@ import type { PlanRow } from '../plans/plans.repo';
 import { ModuleVersionNotNewer, ModuleVersionReused } from './module-errors';
 import { assignmentsOf, assignmentsOfModule, insertRevision, newestRevision, type ModuleRevision } from './modules.repo';
 import { refuseCollisions } from './node-declarers';
+import { refuseSealedBoxes } from '../secrets/secret-file-rules';
 
 /** The arguments of `module.add`: the module (module.json, parsed) and where it was read from. */
 export const ModuleAddArgs = z.strictObject({ module: ModuleManifest, source: z.string().min(1).max(4096).optional() });
@@ -39,6 +40,7 @@ export interface ModuleAdded {
  */
 export async function addModule(ctx: ControllerContext, book: PlanBook, args: ModuleAddArgs): Promise<ModuleAdded> {
   const manifest = args.module;
+  refuseSealedBoxes(manifest.name, manifest.resources);
   const digest = digestOf(manifest);
   const newest = await newestRevision(ctx.store, manifest.name);
   const unchanged = { module: manifest.name, version: manifest.version, upgrade_policy: manifest.upgrade_policy, plan: null, superseded: [] };

@@ -55,3 +55,12 @@ export class NodeKeyDead extends OperatorError {
     this.items = items;
   }
 }
+
+/** A value did not reach the controller as base64 (a caller other than `mesh-control secret set`). */
+export class SecretValueUnreadable extends OperatorError {
+  constructor(module: string, name: string) {
+    super(`the value sent for secret ${module}/${name} is not base64; nothing was kept`, {
+      next: 'set it with mesh-control secret set, which sends the value as it should be sent',
+    });
+  }
+}
