@@ -70,17 +70,6 @@ export const FileResource = z.strictObject({
   mode: FileMode.default('0644'),
   owner: Account.default('root'),
   group: Account.default('root'),
-}).superRefine((file, ctx) => {
-  // A secret readable by every account is no secret (the default 0644 is): refused rather than
-  // warned, since a warning scrolls past and the value would sit world-readable on every node.
-  if (('secret' in file.content || 'sealed' in file.content) && modeOpensToOthers(file.mode)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['mode'],
-      message: `a file holding a secret must not be open to every account (mode ${file.mode}); declare "mode": "0600" or "0640" and the module's account as "owner"`,
-      input: file.mode,
-    });
-  }
 });
 /** See {@link FileResource}. */
 export type FileResource = z.infer<typeof FileResource>;
@@ -260,6 +249,15 @@ export function parsedResourceDigest(resource: Resource): string {
 export const ResourceList = z
   .array(Resource)
   .superRefine(refuseDuplicates('resource key', resourceKey))
+  .superRefine((resources, ctx) => {
+    // A secret readable by every account is no secret (the default 0644 is): refused rather
+    // than warned, since a warning scrolls past and the value would sit open on every node.
+    resources.forEach((resource, index) => {
+      if (resource.shape !== 'file' || !('secret' in resource.content || 'sealed' in resource.content) || !modeOpensToOthers(resource.mode)) return;
+      const message = `a file holding a secret must not be open to every account (mode ${resource.mode}); declare "mode": "0600" or "0640" and the module's account as "owner"`;
+      ctx.addIssue({ code: 'custom', path: [index, 'mode'], message, input: resource.mode });
+    });
+  })
   .superRefine((resources, ctx) => {
     const firstAt = new Map<string, { shape: ResourceShape; index: number }>();
     resources.forEach((resource, index) => {

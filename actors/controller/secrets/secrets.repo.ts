@@ -103,3 +103,17 @@ export async function forgetStaleSeals(sql: Sql, node: string, keep: ReadonlySet
     }
   }
 }
+
+/**
+ * What was sealed to the node key whose broker user is `nkey`, once that key is recorded dead:
+ * one line per item ("web/db-password version 2 for /etc/app/db-password"), which the mesh can
+ * no longer seal to it. Empty when the key is not dead or held nothing sealed.
+ */
+export async function itemsSealedToDeadNkey(sql: Sql, nkey: string): Promise<string[]> {
+  const rows = await sql.query<{ module: string; name: string; version: number | string; path: string }>(
+    `SELECT s.module, s.name, s.version, s.path FROM secret_seals s JOIN dead_node_keys d ON d.public_key = s.public_key
+     WHERE d.nkey = $1 ORDER BY s.module, s.name, s.path`,
+    [nkey],
+  );
+  return rows.map((row) => `${row.module}/${row.name} version ${Number(row.version)} for ${row.path}`);
+}
