@@ -3,8 +3,8 @@ import { sealToNode } from '../../shared/crypto/seal';
 import { ready } from '../../shared/crypto/sodium';
 import type { ControllerContext } from '../controller-context';
 import { secretValue } from './keep-secret';
-import { NodeKeyDead } from './secret-errors';
-import { forgetStaleSeals, sealsOfNode, upsertSeal } from './secrets.repo';
+import { NodeKeyDead, SecretNotSet } from './secret-errors';
+import { forgetStaleSeals, getSecret, sealsOfNode, upsertSeal } from './secrets.repo';
 
 /** One module's resources on a node, as composition gathers them. */
 export interface ModuleResources {
@@ -21,9 +21,7 @@ export interface ModuleResources {
  * key recorded dead. The values are decrypted in memory only, one at a time.
  */
 export async function sealModuleSecrets(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string, modules: readonly ModuleResources[]): Promise<Resource[][]> {
-  const wanted = modules.flatMap(({ module, resources }) =>
-    resources.flatMap((resource) => (resource.shape === 'file' && 'secret' in resource.content ? [{ module, name: resource.content.secret, path: resource.path }] : [])),
-  );
+  const wanted = secretFilesOf(modules);
   if (wanted.length === 0) {
     if ((await sealsOfNode(ctx.store, node)).length > 0 && (await liveKeyOf(ctx, node)) !== undefined) await forgetStaleSeals(ctx.store, node, new Set());
     return modules.map(({ resources }) => resources);
@@ -62,6 +60,25 @@ export async function sealModuleSecrets(ctx: Pick<ControllerContext, 'store' | '
   }
   await forgetStaleSeals(ctx.store, node, new Set(wanted.map((item) => `${item.module}/${item.name}/${item.path}`)));
   return sealedModules;
+}
+
+/**
+ * Refuses, before anything is recorded, modules whose files name a secret that is not set, or a
+ * node with no live key to seal them to: what sealModuleSecrets would refuse at the send.
+ */
+export async function refuseUnsealable(ctx: Pick<ControllerContext, 'store'>, node: string, modules: readonly ModuleResources[]): Promise<void> {
+  const wanted = secretFilesOf(modules);
+  if (wanted.length === 0) return;
+  if ((await liveKeyOf(ctx, node)) === undefined) throw new NodeKeyDead(node, wanted.map((item) => `${item.module}/${item.name} for ${item.path}`));
+  for (const item of wanted) {
+    if ((await getSecret(ctx.store, item.module, item.name)) === undefined) throw new SecretNotSet(item.module, item.name, `module ${item.module}'s file ${item.path}`);
+  }
+}
+
+function secretFilesOf(modules: readonly ModuleResources[]): Array<{ module: string; name: string; path: string }> {
+  return modules.flatMap(({ module, resources }) =>
+    resources.flatMap((resource) => (resource.shape === 'file' && 'secret' in resource.content ? [{ module, name: resource.content.secret, path: resource.path }] : [])),
+  );
 }
 
 /** The node's Ed25519 key when it holds one that is not recorded dead; undefined otherwise. */
