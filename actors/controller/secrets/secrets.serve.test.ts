@@ -81,8 +81,9 @@ describe('secrets kept by the controller and sealed to a node', () => {
     const file = read.declaration.resources.find((resource): resource is FileResource => resource.shape === 'file' && resource.path === '/etc/app/db-password');
     if (file === undefined || !('sealed' in file.content)) throw new Error('the declaration carries no sealed file');
     expect(file).toMatchObject({ owner: 'app', group: 'app', mode: '0640', content: { sealed: { secret: 'app/db-password', version: 1 } } });
-    expect(Buffer.from(openSealed(file.content.sealed.box, machine.identity.secret_key)).toString('utf8')).toBe(VALUE);
-    expect(() => openSealed(file.content.sealed.box, t.machine('other').identity.secret_key)).toThrow(/sealed to another key/);
+    const { box } = file.content.sealed;
+    expect(Buffer.from(openSealed(box, machine.identity.secret_key)).toString('utf8')).toBe(VALUE);
+    expect(() => openSealed(box, t.machine('other').identity.secret_key)).toThrow(/sealed to another key/);
     expect(JSON.stringify(read.declaration)).not.toContain(VALUE);
   });
 
