@@ -35,11 +35,19 @@ export class SecretSetCommand extends ControllerCommand {
   module = Option.String({ name: 'MODULE' });
   name = Option.String({ name: 'NAME' });
   fromFile = Option.String('--from-file', { description: 'Read the value from FILE instead of standard input' });
+  // Caught here rather than left to the parser, which would print it back in its usage error.
+  given = Option.Rest({ name: 'nothing else' });
 
   async run(): Promise<CommandResult> {
+    if (this.given.length > 0) {
+      throw new SecretValueNotGiven('secret set takes no value on the command line, and nothing was kept; what was given there is not repeated here', {
+        next: 'give the value on standard input or with --from-file FILE; if that word was the value, it may be in your shell history: set a new one',
+        exitCode: 2,
+      });
+    }
     const module = parseContract(ModuleName, this.module, 'module name', { next: 'give the module name as in its module.json' });
     const name = parseContract(SecretName, this.name, 'secret name', { next: 'give the name the module\'s file names in {"secret": NAME}' });
-    const value = this.fromFile === undefined ? await readStdin(this.context.stdin, module, name) : await readValueFile(this.fromFile, module, name);
+    const value = this.fromFile === undefined ? await readValueFromStdin(this.context.stdin, module, name) : await readValueFile(this.fromFile, module, name);
     try {
       const answer = await callController(this.meshDir(), 'secret.set', { module, name, value_base64: value.toString('base64') });
       return { text: answer.text, json: answer.result };
@@ -112,7 +120,11 @@ async function readValueFile(file: string, module: string, name: string): Promis
   }
 }
 
-async function readStdin(stdin: Readable, module: string, name: string): Promise<Buffer> {
+/**
+ * Reads a secret's value from standard input: refused from a terminal (it would be shown as
+ * typed), and no further than one byte past the bound, so a wrong file piped in is not read whole.
+ */
+export async function readValueFromStdin(stdin: Readable, module: string, name: string): Promise<Buffer> {
   if ((stdin as Readable & { isTTY?: boolean }).isTTY === true) {
     throw new SecretValueNotGiven('the value is read from standard input, which is a terminal here: what you typed would be shown', {
       next: `pipe it in (printf %s "$VALUE" | mesh-control secret set ${module} ${name}) or give --from-file FILE`,
@@ -123,7 +135,6 @@ async function readStdin(stdin: Readable, module: string, name: string): Promise
   for await (const chunk of stdin) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Buffer);
     total += bytes.length;
-    // Stop reading as soon as it is too large: a wrong file piped in is not read whole.
     if (total > MAX_SECRET_BYTES) {
       for (const kept of chunks) kept.fill(0);
       throw new SecretValueTooLarge(module, name, total);

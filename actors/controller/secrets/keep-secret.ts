@@ -1,7 +1,8 @@
 import { MAX_SECRET_BYTES } from '../../../schema/secret';
 import type { ControllerContext } from '../controller-context';
+import { assignmentsOfModule, getRevision } from '../modules/modules.repo';
 import { decryptSecret, encryptSecret } from './secret-cipher';
-import { SecretNotSet, SecretStoreKeyUnusable, SecretValueEmpty, SecretValueTooLarge } from './secret-errors';
+import { SecretNotSet, SecretStillNamed, SecretStoreKeyUnusable, SecretValueEmpty, SecretValueTooLarge } from './secret-errors';
 import { loadStoreKey, storeKeyFile } from './secret-store-key';
 import { countSecretsNotUnder, deleteSecret, getSecret, listSecretRows, sealsToDeadKeys, upsertSecret, type SecretRow } from './secrets.repo';
 
@@ -60,8 +61,18 @@ export async function setSecret(ctx: Pick<ControllerContext, 'store' | 'config' 
   return { module, name, version, bytes: value.length, changed: true };
 }
 
-/** Forgets MODULE/NAME and its sealed boxes. Nodes keep the file until their next declaration. */
+/**
+ * Forgets MODULE/NAME and its sealed boxes. Refused while a node runs a revision of the module
+ * whose files name it (SecretStillNamed): that node could no longer be sent its declaration.
+ */
 export async function unsetSecret(ctx: Pick<ControllerContext, 'store' | 'log'>, module: string, name: string): Promise<SecretChanged> {
+  const users: string[] = [];
+  for (const assignment of await assignmentsOfModule(ctx.store, module)) {
+    const revision = await getRevision(ctx.store, module, assignment.version);
+    const names = revision?.resources.some((resource) => resource.shape === 'file' && 'secret' in resource.content && resource.content.secret === name) === true;
+    if (names) users.push(`module ${module} ${assignment.version} on node ${assignment.node}`);
+  }
+  if (users.length > 0) throw new SecretStillNamed(module, name, users);
   const changed = await deleteSecret(ctx.store, module, name);
   if (changed) ctx.log(`secret ${module}/${name} unset`);
   return { module, name, version: null, bytes: null, changed };

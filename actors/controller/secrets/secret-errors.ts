@@ -64,3 +64,12 @@ export class SecretValueUnreadable extends OperatorError {
     });
   }
 }
+
+/** `secret unset` of a secret a module running on some node still names. */
+export class SecretStillNamed extends OperatorError {
+  constructor(module: string, name: string, users: readonly string[]) {
+    super(`the secret ${module}/${name} is named by ${users.join(', ')}; nothing was unset`, {
+      next: `take the file out of module ${module} (a new version: mesh-control module add) or unassign it (mesh-control unassign NODE ${module}), then unset the secret`,
+    });
+  }
+}

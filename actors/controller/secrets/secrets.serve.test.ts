@@ -13,7 +13,7 @@ import { PlanBook } from '../plans/plan-book';
 import { revokeNode } from '../release/revoke-node';
 import { issueEnrolmentToken } from '../tokens/issue-enrolment-token';
 import type { SecretChanged, SecretListed } from './keep-secret';
-import { NodeKeyDead, SecretNotSet, SecretStoreKeyUnusable, SecretValueEmpty, SecretValueTooLarge } from './secret-errors';
+import { NodeKeyDead, SecretNotSet, SecretStillNamed, SecretStoreKeyUnusable, SecretValueEmpty, SecretValueTooLarge } from './secret-errors';
 import { sealModuleSecrets } from './seal-for-node';
 import { secretsPart } from './secrets.part';
 import { storeKeyFile } from './secret-store-key';
@@ -113,6 +113,16 @@ describe('secrets kept by the controller and sealed to a node', () => {
     await fs.rm(file);
     await expect(set('second')).rejects.toThrow(SecretStoreKeyUnusable);
     await fs.writeFile(file, kept, { mode: 0o600 });
+  });
+
+  test('refuses to unset a secret a running module names, saying what to do first', async () => {
+    const refused = await call('secret.unset', { module: 'app', name: 'db-password' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SecretStillNamed);
+    expect((refused as SecretStillNamed).message).toMatch(/named by module app 1 on node kilo/);
+    expect(await ctx.store.query('SELECT version FROM secrets WHERE module = $1', ['app'])).toEqual([{ version: 1 }]);
+    const unused = await set('spare', 'spare');
+    expect(unused.result.version).toBe(1);
+    expect((await call<SecretChanged>('secret.unset', { module: 'app', name: 'spare' })).result).toMatchObject({ changed: true, version: null });
   });
 
   test('a dead key is told item by item, and nothing is sealed to it', async () => {
