@@ -87,6 +87,12 @@ describe('a sealed secret through real processes', () => {
     expect(issued.cannot_seal_to?.sealed).toEqual(['app/db-password version 2 for /etc/app/db-password']);
     const listed = await control(['secret', 'list']);
     expect(listed.stdout).toMatch(/can no longer seal to these[\s\S]*a: app\/db-password version 2 for \/etc\/app\/db-password/);
+    const problem = await until('status to name what node a can no longer be sealed', async () => {
+      const status = jsonOf<{ problems: Array<{ kind: string; subject: string; detail: string }> }>(await control(['status', '--json']));
+      const found = status.problems.find((p) => p.kind === 'secret' && p.subject === 'a');
+      return found === undefined ? notYet(JSON.stringify(status.problems)) : done(found);
+    }, { timeoutMs: 30_000 });
+    expect(problem.detail).toMatch(/app\/db-password version 2 for \/etc\/app\/db-password; enrol it again/);
   }, 60_000);
 });
 

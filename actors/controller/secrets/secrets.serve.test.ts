@@ -16,6 +16,7 @@ import type { SecretChanged, SecretListed } from './keep-secret';
 import { NodeKeyDead, SecretNotSet, SecretStillNamed, SecretStoreKeyUnusable, SecretValueEmpty, SecretValueTooLarge } from './secret-errors';
 import { sealModuleSecrets } from './seal-for-node';
 import { secretsPart } from './secrets.part';
+import { unsealableProblems } from './unsealable-problems';
 import { storeKeyFile } from './secret-store-key';
 
 // Secrets through the serving controller's verbs, over a real broker and PostgreSQL: set, list,
@@ -131,6 +132,9 @@ describe('secrets kept by the controller and sealed to a node', () => {
     const listed = await call<{ secrets: SecretListed[] }>('secret.list', { module: 'app' });
     expect(listed.result.secrets[0]?.cannot_seal_to).toEqual([expect.objectContaining({ node: 'kilo', path: '/etc/app/db-password', version: 1, reason: 'reissued' })]);
     expect(listed.text).toMatch(/can no longer seal to these.*\n {2}kilo: app\/db-password version 1 for \/etc\/app\/db-password/);
+    expect(await unsealableProblems(ctx.store)).toEqual([
+      { kind: 'secret', subject: 'kilo', detail: expect.stringMatching(/^the mesh can no longer seal to node kilo, whose key is dead: app\/db-password version 1 for \/etc\/app\/db-password; enrol it again \(mesh-control token issue --node kilo/) },
+    ]);
     // A new value cannot go to it either: composition refuses before anything is sent.
     await set('rotated');
     await expect(pushNodes(ctx, new PlanBook(ctx), { node: 'kilo' })).rejects.toThrow(/node kilo is revoked/);
