@@ -80,6 +80,8 @@ describe('a sealed secret through real processes', () => {
     // The search finds the one file that should hold it, and nothing else does.
     expect(await filesHolding(parent, VALUE, new Set([valueFile]))).toEqual([path.relative(parent, target)]);
     expect(printed.filter((result) => `${result.stdout}${result.stderr}`.includes(VALUE)).map((result) => result.command)).toEqual([]);
+    // As it crossed the broker to the controller (base64 in the call): kept by no stream or bucket.
+    expect(await filesHolding(parent, Buffer.from(VALUE).toString('base64'), new Set())).toEqual([]);
   }, 180_000);
 
   test('once its key dies, token issue names each item the mesh can no longer seal to it', async () => {
