@@ -11,7 +11,7 @@ import { createMissingDirectories, formatMode, madeOutcome, ownershipDifferences
 import { errnoCode, errorText, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { readKeptRecord } from '../adoption/kept-record';
-import { fileContentBytes } from './sealed-content';
+import { fileContentBytes, unresolvedSecret } from './sealed-content';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
@@ -37,7 +37,7 @@ export const fileApplier: Applier<FileResource> = {
   shape: 'file',
 
   refuse(resource: FileResource, ctx: ApplyContext): string | undefined {
-    return hostOwnPath(resource.path, ctx);
+    return hostOwnPath(resource.path, ctx) ?? unresolvedSecret(resource);
   },
 
   tidy(resource: FileResource, ctx: ApplyContext): void {

@@ -132,7 +132,7 @@ describe('a file whose content is a secret sealed to this node', () => {
   test('a secret the controller never resolved is refused, naming the module route', async () => {
     const unresolved = Resource.parse({ shape: 'file', path: '/etc/app/token', content: { secret: 'token' }, owner: 'app', mode: '0600' });
     const [result] = await converge([unresolved], { removeUndeclared: true }, deps);
-    expect(result?.outcome).toBe('failed');
+    expect(result?.outcome).toBe('refused');
     expect(result?.detail).toMatch(/only the controller can seal.*mesh-control module add/);
   });
 });

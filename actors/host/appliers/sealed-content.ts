@@ -14,6 +14,15 @@ import { ApplyFailed } from './applier';
 // password, and the box itself is useless to anyone without the node's key.
 
 /**
+ * Why `resource` cannot be taken here, when its content names a secret the controller did not
+ * resolve: a hand-applied file naming one is refused whole, before anything is written.
+ */
+export function unresolvedSecret(resource: FileResource): string | undefined {
+  if (!('secret' in resource.content)) return undefined;
+  return `${resource.path} names the secret ${JSON.stringify(resource.content.secret)}, which only the controller can seal to this node; put the file in a module (mesh-control module add) and assign it, or give its content as text here`;
+}
+
+/**
  * The bytes `resource` declares. A `{"secret": …}` content is a module's reference the controller
  * resolves at compose; reaching a host unresolved, it is refused (ApplyFailed), as is a box
  * that this node's key does not open: whole, nothing written.
@@ -22,11 +31,7 @@ export async function fileContentBytes(resource: FileResource, ctx: ApplyContext
   const { content } = resource;
   if ('text' in content) return Buffer.from(content.text, 'utf8');
   if ('base64' in content) return Buffer.from(content.base64, 'base64');
-  if ('secret' in content) {
-    throw new ApplyFailed(
-      `${resource.path} names the secret ${JSON.stringify(content.secret)}, which only the controller can seal to this node; put the file in a module (mesh-control module add) and assign it, or give its content as text here`,
-    );
-  }
+  if ('secret' in content) throw new ApplyFailed(unresolvedSecret(resource) ?? 'unreachable');
   const { secret, version, box } = content.sealed;
   if (ctx.openSealed === undefined) {
     throw new ApplyFailed(`${resource.path} holds the secret ${secret} (version ${version}) sealed to a node, and this host is not enrolled, so it has no key to open it; enrol it (nox-mesh-host enrol --token …) and let the controller send it`);
