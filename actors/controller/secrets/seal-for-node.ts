@@ -70,7 +70,12 @@ export async function refuseUnsealable(ctx: Pick<ControllerContext, 'store'>, no
   const wanted = secretFilesOf(modules);
   if (wanted.length === 0) return;
   if ((await liveKeyOf(ctx, node)) === undefined) throw new NodeKeyDead(node, wanted.map((item) => `${item.module}/${item.name} for ${item.path}`));
-  for (const item of wanted) {
+  await refuseUnsetSecrets(ctx, modules);
+}
+
+/** Refuses modules whose files name a secret that is not set (SecretNotSet, naming the file). */
+export async function refuseUnsetSecrets(ctx: Pick<ControllerContext, 'store'>, modules: readonly ModuleResources[]): Promise<void> {
+  for (const item of secretFilesOf(modules)) {
     if ((await getSecret(ctx.store, item.module, item.name)) === undefined) throw new SecretNotSet(item.module, item.name, `module ${item.module}'s file ${item.path}`);
   }
 }

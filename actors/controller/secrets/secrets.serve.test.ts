@@ -6,6 +6,7 @@ import type { FileResource } from '../../../schema/resource';
 import { openSealed } from '../../shared/crypto/seal';
 import type { ControllerContext } from '../controller-context';
 import { eventually, useTestController, type TestMachine } from '../enrolment/testing/test-controller';
+import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { insertRevision } from '../modules/modules.repo';
 import { pushNodes } from '../modules/push-nodes';
@@ -86,6 +87,15 @@ describe('secrets kept by the controller and sealed to a node', () => {
     expect(Buffer.from(openSealed(box, machine.identity.secret_key)).toString('utf8')).toBe(VALUE);
     expect(() => openSealed(box, t.machine('other').identity.secret_key)).toThrow(/sealed to another key/);
     expect(JSON.stringify(read.declaration)).not.toContain(VALUE);
+  });
+
+  test('refuses a new revision naming a secret not set while nodes run the module, registering nothing', async () => {
+    const file = { ...FileResourceOf(SECRET_FILE), path: '/etc/app/api-key', content: { secret: 'api-key' } };
+    const manifest = { name: 'app', version: '2', upgrade_policy: 'together' as const, resources: [FileResourceOf(SECRET_FILE), file] };
+    const refused = await addModule(ctx, new PlanBook(ctx), { module: manifest }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SecretNotSet);
+    expect((refused as SecretNotSet).message).toMatch(/app\/api-key is not set, and module app's file \/etc\/app\/api-key names it/);
+    expect(await ctx.store.query('SELECT version FROM module_revisions WHERE name = $1', ['app'])).toEqual([{ version: '1' }]);
   });
 
   test('a push composes the same box again: nothing reads as changed on the node', async () => {
