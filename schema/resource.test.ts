@@ -90,7 +90,7 @@ describe('file resources', () => {
     { name: 'a mode that is not octal', input: { ...motd, mode: '0999' }, path: 'resource.mode', says: /octal mode like "0644"/ },
     { name: 'a three-digit mode', input: { ...motd, mode: '644' }, path: 'resource.mode', says: /octal mode/ },
     { name: 'a mode written as a number', input: { ...motd, mode: 420 }, path: 'resource.mode', says: /octal mode like "0644", as a string/ },
-    { name: 'content with both text and base64', input: { ...motd, content: { text: 'a', base64: 'YQ==' } }, path: 'resource.content', says: /\{"text": "…"\} or \{"base64": "…"\}/ },
+    { name: 'content with both text and base64', input: { ...motd, content: { text: 'a', base64: 'YQ==' } }, path: 'resource.content', says: /\{"text": "…"\}, \{"base64": "…"\} or \{"secret": "NAME"\}/ },
     { name: 'content whose base64 is not base64', input: { ...motd, content: { base64: 'not base64!' } }, path: 'resource.content.base64', says: /expected base64/ },
     { name: 'content whose text is not a string', input: { ...motd, content: { text: 42 } }, path: 'resource.content.text', says: /expected string, got number/ },
     { name: 'missing content', input: { shape: 'file', path: '/etc/motd' }, path: 'resource.content' },

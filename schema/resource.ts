@@ -4,6 +4,7 @@ import { digestOf } from './canonical';
 import { parseContract } from './parse';
 import { AbsolutePath } from './primitives';
 import { refuseDuplicates } from './refuse-duplicates';
+import { modeOpensToOthers, SealedContent, SecretContent } from './secret';
 
 // The six things a declaration can ask a machine to hold. The controller writes them into a
 // declaration; the host applies, reads back and records them. What happens on removal is the
@@ -61,8 +62,10 @@ export const FileResource = z.strictObject({
       z.strictObject({
         base64: z.base64({ error: 'expected base64' }).refine((text) => withinContentBound(base64DecodedBytes(text)), { error: (issue) => contentTooLarge(base64DecodedBytes(issue.input as string)) }),
       }),
+      SecretContent,
+      SealedContent,
     ],
-    { error: 'expected content as {"text": "…"} or {"base64": "…"}' },
+    { error: 'expected content as {"text": "…"}, {"base64": "…"} or {"secret": "NAME"}' },
   ),
   mode: FileMode.default('0644'),
   owner: Account.default('root'),
@@ -246,6 +249,15 @@ export function parsedResourceDigest(resource: Resource): string {
 export const ResourceList = z
   .array(Resource)
   .superRefine(refuseDuplicates('resource key', resourceKey))
+  .superRefine((resources, ctx) => {
+    // A secret readable by every account is no secret (the default 0644 is): refused rather
+    // than warned, since a warning scrolls past and the value would sit open on every node.
+    resources.forEach((resource, index) => {
+      if (resource.shape !== 'file' || !('secret' in resource.content || 'sealed' in resource.content) || !modeOpensToOthers(resource.mode)) return;
+      const message = `a file holding a secret must not be open to every account (mode ${resource.mode}); declare "mode": "0600" or "0640" and the module's account as "owner"`;
+      ctx.addIssue({ code: 'custom', path: [index, 'mode'], message, input: resource.mode });
+    });
+  })
   .superRefine((resources, ctx) => {
     const firstAt = new Map<string, { shape: ResourceShape; index: number }>();
     resources.forEach((resource, index) => {

@@ -8,6 +8,7 @@ import { lockStore } from './store/store-lock';
 import type { CommandRunner } from '../shared/process/command-runner';
 
 import type { HostSettings } from './host-settings';
+import { sealedOpener } from './appliers/sealed-content';
 
 export { DEFAULT_SETTINGS, type HostSettings } from './host-settings';
 
@@ -69,6 +70,7 @@ export function applyContextOf(host: HostContext, signal?: AbortSignal): ApplyCo
     stateDir: host.settings.stateDir,
     runner: host.runner,
     hostUnit: host.settings.hostUnit,
+    openSealed: sealedOpener(() => host.state.current().identity?.secret_key),
     ...(signal === undefined ? {} : { signal }),
   };
 }

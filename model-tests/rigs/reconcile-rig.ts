@@ -256,5 +256,7 @@ export class ReconcileRig {
 }
 
 function textOf(resource: FileResource): string {
-  return 'text' in resource.content ? resource.content.text : Buffer.from(resource.content.base64, 'base64').toString('utf8');
+  if ('text' in resource.content) return resource.content.text;
+  // The rig declares no secrets; a sealed content reads as nothing here.
+  return 'base64' in resource.content ? Buffer.from(resource.content.base64, 'base64').toString('utf8') : '';
 }

@@ -23,6 +23,7 @@ import { BrokerRotateCertificateCommand } from './broker-rotate-certificate.comm
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
+import { SecretListCommand, SecretSetCommand, SecretUnsetCommand } from './secret.command';
 import { ServeCommand } from './serve.command';
 import { StatusCommand } from './status.command';
 import { TokenIssueCommand } from './token-issue.command';
@@ -47,6 +48,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(HandActRecordCommand, HandActsCommand, DurationsCommand);
   verbs.push(BrokerRotateCertificateCommand);
   verbs.push(DashboardCommand);
+  verbs.push(SecretSetCommand, SecretListCommand, SecretUnsetCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
   return nameOptionPlaceholders(cli);

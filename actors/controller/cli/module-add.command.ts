@@ -10,7 +10,7 @@ export class ModuleAddCommand extends ControllerCommand {
   static override usage = Command.Usage({
     description: 'Register a module (module.json, or a folder holding one), or a new revision of it',
     details: `
-      module.json: \`{"name": "web", "version": "1.2.0", "upgrade_policy": "one-first", "resources": [...]}\`. The resources take the same form as \`node declare\`; a file's content may also be \`{"file": "relative/path"}\`, read from beside module.json.
+      module.json: \`{"name": "web", "version": "1.2.0", "upgrade_policy": "one-first", "resources": [...]}\`. The resources take the same form as \`node declare\`; a file's content may also be \`{"file": "relative/path"}\`, read from beside module.json, or \`{"secret": "NAME"}\`, a secret kept with \`mesh-control secret set\` and sent to each node sealed to its key (such a file must say its \`owner\` and a \`mode\` closed to other accounts).
 
       A later revision must carry a higher version. Nodes already running the module get it by its upgrade policy: \`one-first\` (the default) sends the first machine by name among those heard from lately, and the rest once its report says it applied; \`together\` sends every node at once; \`record\` holds it until \`push NODE\` or \`push\` sends it. Follow a rollout with \`mesh-control plans\`.
 

@@ -18,7 +18,7 @@ export async function composeFull(ctx: Pick<ControllerContext, 'store' | 'config
     resources: [
       ...overlayResources(node, overlay, ctx.config.overlay.interface, state.profile),
       ...state.declared_resources,
-      ...(await moduleResourcesOf(ctx.store, node)).resources,
+      ...(await moduleResourcesOf(ctx, node)).resources,
     ],
     overlay,
     ...(state.previously_owned === null ? {} : { previously_owned: state.previously_owned }),

@@ -11,6 +11,7 @@ import { MESH_HOSTS_PATH, wireguardConfigPath, wireguardServiceName } from './ov
 import type { DeclarationSent } from './send-declaration';
 import { refuseCollisions } from '../modules/node-declarers';
 import { sendWithModules } from '../modules/send-with-modules';
+import { refuseDeclaredSecrets } from '../secrets/secret-file-rules';
 
 /** The arguments of `node.declare`: the node, and the resources of a `{"resources": [...]}` file. */
 export const NodeDeclareArgs = z.strictObject({ node: NodeName, resources: ResourceList });
@@ -51,6 +52,7 @@ export async function declareForNode(ctx: ControllerContext, args: NodeDeclareAr
   const clash = resources.map(resourceKey).find((key) => reserved.has(key));
   if (clash !== undefined) throw new DeclaredResourceReserved(clash);
   refuseShapesOfKind(node, state.profile, resources, 'nothing was declared');
+  refuseDeclaredSecrets(node, resources);
 
   return nodeWorkQueue(ctx).run(node, async () => {
     await refuseCollisions(ctx, node, { declared: resources }, 'nothing was declared');

@@ -7,6 +7,8 @@ import type { PlanRow } from '../plans/plans.repo';
 import { ModuleVersionNotNewer, ModuleVersionReused } from './module-errors';
 import { assignmentsOf, assignmentsOfModule, insertRevision, newestRevision, type ModuleRevision } from './modules.repo';
 import { refuseCollisions } from './node-declarers';
+import { refuseSealedBoxes } from '../secrets/secret-file-rules';
+import { refuseUnsetSecrets } from '../secrets/seal-for-node';
 
 /** The arguments of `module.add`: the module (module.json, parsed) and where it was read from. */
 export const ModuleAddArgs = z.strictObject({ module: ModuleManifest, source: z.string().min(1).max(4096).optional() });
@@ -39,6 +41,7 @@ export interface ModuleAdded {
  */
 export async function addModule(ctx: ControllerContext, book: PlanBook, args: ModuleAddArgs): Promise<ModuleAdded> {
   const manifest = args.module;
+  refuseSealedBoxes(manifest.name, manifest.resources);
   const digest = digestOf(manifest);
   const newest = await newestRevision(ctx.store, manifest.name);
   const unchanged = { module: manifest.name, version: manifest.version, upgrade_policy: manifest.upgrade_policy, plan: null, superseded: [] };
@@ -60,6 +63,8 @@ export async function addModule(ctx: ControllerContext, book: PlanBook, args: Mo
     await refuseCollisions(ctx, node, { put: [candidate, ...(await newestOfOthers(ctx, node, manifest.name))] }, refused);
   }
 
+  // Nodes already run it: a file naming a secret that is not set could not be sent to them.
+  if (running.length > 0) await refuseUnsetSecrets(ctx, [{ module: manifest.name, resources: manifest.resources }]);
   const targets = await nodesRunning(ctx, manifest.name);
   const older = book.runners().filter((runner) => runner.revision.module === manifest.name).map((runner) => runner.id);
   const { revision, row } = await ctx.store.transaction(async (tx) => {

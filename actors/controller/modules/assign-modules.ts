@@ -11,6 +11,7 @@ import { ModuleNotFound, NodeNotEligible } from './module-errors';
 import { assignmentsOf, newestRevision, newestRevisions, setAssignment, type ModuleRevision } from './modules.repo';
 import { refuseCollisions } from './node-declarers';
 import { sendWithModules, type SentWithModules } from './send-with-modules';
+import { refuseUnsealable } from '../secrets/seal-for-node';
 
 /** The arguments of `assign` and `unassign`: one node, one or more modules. */
 export const AssignArgs = z.strictObject({ node: NodeName, modules: z.array(ModuleName).min(1, { error: 'name at least one module' }) });
@@ -62,6 +63,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     if (put.length === 0) return { node, changed, unchanged, sent: null, held: 'nothing changed' };
     refuseShapesOfKind(node, state.profile, put.flatMap((revision) => revision.resources), 'nothing was assigned');
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
+    await refuseUnsealable(ctx, node, put.map((revision) => ({ module: revision.name, resources: revision.resources })));
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {
       for (const revision of put) await setAssignment(tx, node, revision.name, revision.version, at);

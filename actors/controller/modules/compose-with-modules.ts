@@ -2,7 +2,7 @@ import { resourceDigest, resourceKey, type Resource } from '../../../schema/reso
 import type { ControllerContext } from '../controller-context';
 import { composeFull } from '../declarations/compose-full';
 import type { ComposedDeclaration } from '../declarations/compose-overlay';
-import type { Sql } from '../store/sql-store';
+import { sealModuleSecrets, type ModuleResources } from '../secrets/seal-for-node';
 import { assignmentsOf, getRevision } from './modules.repo';
 
 /** A node's full declaration with its modules, and which revision of each it carries. */
@@ -14,19 +14,21 @@ export interface ComposedWithModules {
 
 /**
  * The resources of every module `node` runs, each at the revision its assignment names, in
- * module order, and which revision of each that is. What a node's full declaration carries
+ * module order (a file naming a secret carrying it sealed to the node), and which revision of
+ * each that is. What a node's full declaration carries
  * beside its overlay and what `node declare` gave it.
  */
-export async function moduleResourcesOf(sql: Sql, node: string): Promise<{ modules: Record<string, string>; resources: Resource[] }> {
+export async function moduleResourcesOf(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string): Promise<{ modules: Record<string, string>; resources: Resource[] }> {
   const modules: Record<string, string> = {};
-  const resources: Resource[] = [];
-  for (const assignment of await assignmentsOf(sql, node)) {
-    const revision = await getRevision(sql, assignment.module, assignment.version);
+  const gathered: ModuleResources[] = [];
+  for (const assignment of await assignmentsOf(ctx.store, node)) {
+    const revision = await getRevision(ctx.store, assignment.module, assignment.version);
     if (revision === undefined) throw new Error(`node ${node} runs ${assignment.module} ${assignment.version}, which is not registered`);
     modules[assignment.module] = assignment.version;
-    resources.push(...revision.resources);
+    gathered.push({ module: assignment.module, resources: revision.resources });
   }
-  return { modules, resources };
+  // A file naming a module's secret goes out only sealed to this node's live key.
+  return { modules, resources: (await sealModuleSecrets(ctx, node, gathered)).flat() };
 }
 
 /**
@@ -39,7 +41,7 @@ export async function moduleResourcesOf(sql: Sql, node: string): Promise<{ modul
 export async function composeWithModules(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string): Promise<ComposedWithModules> {
   const base = await composeFull(ctx, node);
   const present = new Map(base.resources.map((resource) => [resourceKey(resource), resourceDigest(resource)]));
-  const { modules, resources } = await moduleResourcesOf(ctx.store, node);
+  const { modules, resources } = await moduleResourcesOf(ctx, node);
   const added = resources.filter((resource) => present.get(resourceKey(resource)) !== resourceDigest(resource));
   return { composed: { ...base, resources: [...base.resources, ...added] }, modules };
 }

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ContractViolation } from '../../../schema/parse';
+import { ModuleCarriesSealedBox, SecretFileOwnerUnsaid } from '../secrets/secret-file-rules';
 import { ModuleSourceUnreadable, readModuleSource } from './read-module-source';
 
 let dir: string;
@@ -72,5 +73,29 @@ describe('reading a module for module add', () => {
     const error = await readModuleSource(dir).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ContractViolation);
     expect((error as ContractViolation).message).toMatch(/^module\.version: expected a version/);
+  });
+});
+
+describe('a module file that names a secret', () => {
+  const secretFile = { shape: 'file', path: '/etc/app/token', content: { secret: 'token' }, owner: 'app', mode: '0600' };
+
+  test('is read as a reference, with its owner and mode as written', async () => {
+    await writeModule(path.join(dir, 'app'), { name: 'app', version: '1', resources: [secretFile] });
+    const { manifest } = await readModuleSource(path.join(dir, 'app'));
+    expect(manifest.resources).toEqual([{ ...secretFile, group: 'root' }]);
+  });
+
+  test('is refused when it leaves its owner to the root default, naming the account to give', async () => {
+    const { owner: _owner, ...unowned } = secretFile;
+    await writeModule(path.join(dir, 'app'), { name: 'app', version: '1', resources: [unowned] });
+    const refused = await readModuleSource(path.join(dir, 'app')).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SecretFileOwnerUnsaid);
+    expect((refused as SecretFileOwnerUnsaid).next).toMatch(/"owner": "app".*program running as its own account cannot read it/);
+  });
+
+  test('is refused when it carries a sealed box, which only the controller makes', async () => {
+    const sealed = { ...secretFile, content: { sealed: { secret: 'app/token', version: 1, box: Buffer.alloc(60).toString('base64') } } };
+    await writeModule(path.join(dir, 'app'), { name: 'app', version: '1', resources: [sealed] });
+    await expect(readModuleSource(path.join(dir, 'app'))).rejects.toThrow(ModuleCarriesSealedBox);
   });
 });

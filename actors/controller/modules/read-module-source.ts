@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ModuleManifest } from '../../../schema/module';
 import { parseContract } from '../../../schema/parse';
 import { OperatorError } from '../../shared/operator-error';
+import { refuseSecretFileMistakes } from '../secrets/secret-file-rules';
 
 /** The file name a module folder holds its manifest under. */
 export const MODULE_FILE = 'module.json';
@@ -42,6 +43,7 @@ export async function readModuleSource(given: string): Promise<ModuleSource> {
   } catch (error) {
     throw new ModuleSourceUnreadable(`the module file is not JSON (${(error as Error).message})`, { value: file, next: 'write it as {"name": …, "version": …, "resources": [...]}', cause: error });
   }
+  if (isRecord(json)) refuseSecretFileMistakes(typeof json.name === 'string' ? json.name : path.basename(path.dirname(file)), json.resources);
   const inlined = await inlineFiles(json, path.dirname(file));
   return { manifest: parseContract(ModuleManifest, inlined, 'module', { next: `fix that field in ${file} and run this again` }), file };
 }

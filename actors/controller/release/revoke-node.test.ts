@@ -53,7 +53,7 @@ describe('revoking a gone node (node.revoke)', () => {
     ]);
     const tokens = Object.fromEntries(outcome.credentials.filter((c) => c.kind === 'token').map((c) => [c.id, c.state]));
     expect(tokens).toEqual({ [first.token_id]: 'used', [open.token_id]: 'revoked', [used.token_id]: 'used' });
-    expect(outcome.not_issued).toMatch(/no secret is sealed/);
+    expect(outcome.not_issued).toMatch(/no certificates/);
 
     expect(await getNode(t.ctx.store, 'tango')).toMatchObject({ lifecycle_state: 'revoked', nkey: null, public_key: null });
     expect(await t.ctx.store.query('SELECT nkey, reason FROM dead_node_keys WHERE public_key = $1', [machine.identity.public_key])).toEqual([{ nkey: machine.identity.nkey_public, reason: 'revoked' }]);

@@ -1,16 +1,20 @@
 import type { ControllerContext } from '../controller-context';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { refreshPeers } from '../declarations/send-current';
+import { itemsSealedToDeadNkey } from '../secrets/secrets.repo';
 import { NodeNotFound } from '../store/node-not-found';
 import { NodeNotRevocable } from './revoke-errors';
 
 /** One credential the mesh issued for a node, and what became of it. */
 export interface IssuedCredential {
-  /** `broker_user` (its nkey), `overlay_key` (its WireGuard public key), `token` (an enrolment token's id). */
-  kind: 'broker_user' | 'overlay_key' | 'token';
+  /**
+   * `broker_user` (its nkey), `overlay_key` (its WireGuard public key), `token` (an enrolment
+   * token's id), `sealed_secret` (a secret sealed to its key: "module/name version N for PATH").
+   */
+  kind: 'broker_user' | 'overlay_key' | 'token' | 'sealed_secret';
   id: string;
-  /** What it is now: `removed`, `dropped`, `used`, `expired`, `revoked`. */
-  state: 'removed' | 'dropped' | 'used' | 'expired' | 'revoked';
+  /** What it is now: `removed`, `dropped`, `used`, `expired`, `revoked`; `unsealable`: nothing is sealed to the dead key again. */
+  state: 'removed' | 'dropped' | 'used' | 'expired' | 'revoked' | 'unsealable';
   detail: string;
 }
 
@@ -44,7 +48,7 @@ interface TokenRow {
 }
 
 /** Said with every revocation: today the mesh issues a node nothing beyond what is listed. */
-export const NOT_ISSUED = 'nothing else: no secret is sealed to a node yet, and the mesh issues nodes no certificates';
+export const NOT_ISSUED = 'nothing else: the mesh issues nodes no certificates';
 
 /**
  * Revokes a gone node (stolen, dead): in one transaction its identity is cleared and it is
@@ -103,6 +107,11 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
   }
   if (outcome.row.wireguard_public_key !== null) {
     credentials.push({ kind: 'overlay_key', id: outcome.row.wireguard_public_key, state: 'dropped', detail: 'its overlay (WireGuard) key: its peers are sent an overlay without it' });
+  }
+  if (outcome.row.nkey !== null) {
+    for (const item of await itemsSealedToDeadNkey(ctx.store, outcome.row.nkey)) {
+      credentials.push({ kind: 'sealed_secret', id: item, state: 'unsealable', detail: `secret ${item}: sealed to its dead key; the mesh can no longer seal to it until it enrols again` });
+    }
   }
   for (const token of outcome.tokens) {
     const state = outcome.ended.has(token.id) ? 'revoked' : token.consumed_at !== null ? 'used' : 'expired';

@@ -8,6 +8,7 @@ import { plansPart } from '../plans/plans.part';
 import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
 import { recentReportsPart } from '../reports/recent-reports.part';
+import { secretsPart } from '../secrets/secrets.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
 import type { PartGroup } from './parts.service';
@@ -36,8 +37,9 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     // The composer and sender: declarations (and the overlays missed while no controller acted),
     // release, and the read-back that repairs the stream and the nodes' consumers.
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
-    // Modules, assignment, push and staged rollout plans, which send through the composer.
-    { id: 'plans', parts: [plansPart()], after: ['declarations'] },
+    // Modules, assignment, push and staged rollout plans, which send through the composer, and
+    // the secrets a module's files name.
+    { id: 'plans', parts: [plansPart(), secretsPart], after: ['declarations'] },
     // What people did by hand, how long things took as they were heard (hand-acts, durations), and
     // the latest reports kept (reports.recent, for the dashboard), all read from the store.
     { id: 'records', parts: [handActsPart, durationsPart(), recentReportsPart] },

@@ -13,6 +13,7 @@ import { readDeclarationDelivery } from './read-declaration-delivery';
 import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
 import type { Sql } from '../store/sql-store';
+import { unsealableProblems } from '../secrets/unsealable-problems';
 
 /** Where status is composed from. */
 export interface StatusSources {
@@ -91,6 +92,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   }
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
+  problems.push(...(await unsealableProblems(sources.store)));
   const repairs = sources.busRepairs?.();
   const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
     problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });

@@ -6,7 +6,10 @@ function cannotSealTo(dead: NonNullable<IssuedToken['cannot_seal_to']>): string[
   const waiting = dead.waiting.length === 0
     ? 'no declaration was waiting for it'
     : `declarations it never took: ${dead.waiting.map((d) => `generation ${d.generation} (${d.kind}, sent ${d.sent_at})`).join(', ')}; it is sent its current ones once enrolled`;
-  return [`Its old key ${dead.dead_key} is recorded as dead, and nothing is sealed to it again: no secret is sealed to a node yet; ${waiting}.`];
+  const sealed = dead.sealed.length === 0
+    ? 'no secret was sealed to it'
+    : `the mesh can no longer seal to it: ${dead.sealed.join('; ')} (sealed to the new key once it enrols)`;
+  return [`Its old key ${dead.dead_key} is recorded as dead, and nothing is sealed to it again: ${sealed}; ${waiting}.`];
 }
 
 /**

@@ -1,5 +1,6 @@
 import { brokerPasswordFor, encodeToken, generateTokenCredentials, tokenSecretHash } from '../../shared/crypto';
 import type { ControllerContext } from '../controller-context';
+import { itemsSealedToDeadNkey } from '../secrets/secrets.repo';
 import { issueToken } from '../store/tokens.repo';
 
 /** What to issue: for an existing node record (re-enrolment) or for a new machine, and for how long. */
@@ -20,9 +21,9 @@ export interface IssuedToken {
   revoked_identity: string | null;
   /**
    * With a revoked identity: its key is dead, and this is what the mesh can no longer seal to
-   * it. Nothing is sealed yet (`sealed` is empty until secrets exist), so what is listed is
-   * the declarations sent that the node never reported taking: it gets its current ones again
-   * once it has enrolled.
+   * it: `sealed`, each secret sealed to that key, item by item ("web/db-password version 2 for
+   * /etc/app/db-password"), and `waiting`, the declarations sent that the node never reported
+   * taking. It gets its current ones again, sealed to its new key, once it has enrolled.
    */
   cannot_seal_to?: { dead_key: string; sealed: string[]; waiting: Array<{ generation: number; kind: string; sent_at: string }> };
 }
@@ -57,6 +58,7 @@ export async function issueEnrolmentToken(
     if (record.revoked_identity !== null) ctx.log(`node ${request.forNode}: identity ${record.revoked_identity} revoked; its broker user is removed`);
   }
   const waiting = record.revoked_identity === null || request.forNode === null ? undefined : await waitingFor(ctx, request.forNode);
+  const sealed = record.revoked_identity === null ? [] : await itemsSealedToDeadNkey(ctx.store, record.revoked_identity);
   await ctx.broker.addEnrolment(credentials.token_id, brokerPasswordFor(credentials.secret, credentials.token_id));
   ctx.log(`token ${credentials.token_id} issued ${request.forNode === null ? 'for a new machine' : `for node ${request.forNode}`}, expires ${expiresAt.toISOString()}`);
   return {
@@ -72,7 +74,7 @@ export async function issueEnrolmentToken(
     issued_at: record.issued_at.toISOString(),
     expires_at: record.expires_at.toISOString(),
     revoked_identity: record.revoked_identity,
-    ...(waiting === undefined || record.revoked_identity === null ? {} : { cannot_seal_to: { dead_key: record.revoked_identity, sealed: [], waiting } }),
+    ...(waiting === undefined || record.revoked_identity === null ? {} : { cannot_seal_to: { dead_key: record.revoked_identity, sealed, waiting } }),
   };
 }
 

@@ -36,6 +36,11 @@ export interface ApplyContext {
    * who owns a directory on the way would swap it for a link.
    */
   raceWindow?: (real: string) => void;
+  /**
+   * Opens a box sealed to this node's key (a file's sealed content), in memory; absent on a host
+   * that is not enrolled. See sealed-content.ts.
+   */
+  openSealed?: (box: string) => Promise<Uint8Array>;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { HeldDirectory } from './root-path';
 import { errnoCode, errorText, holdOwnDirectory, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { readKeptRecord } from '../adoption/kept-record';
+import { fileContentBytes, unresolvedSecret } from './sealed-content';
 
 // A file is written whole and atomically: a temporary file beside it is written, given its mode
 // and owner, synced (many prepared at once: with one syncfs per file system), and renamed over the path, then the directory is synced. A reader (or a
@@ -41,7 +42,7 @@ export const fileApplier: Applier<FileResource> = {
   shape: 'file',
 
   refuse(resource: FileResource, ctx: ApplyContext): string | undefined {
-    return hostOwnPath(resource.path, ctx);
+    return hostOwnPath(resource.path, ctx) ?? unresolvedSecret(resource);
   },
 
   tidy(resource: FileResource, ctx: ApplyContext): void {
@@ -62,7 +63,7 @@ export const fileApplier: Applier<FileResource> = {
       const stats = lstatOrAbsentSync(real);
       if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
       if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
-      const want = declaredBytes(resource);
+      const want = await fileContentBytes(resource, ctx);
       const differences: string[] = [];
       const opened = openRegular(real, resource.path);
       try {
@@ -112,7 +113,7 @@ export const fileApplier: Applier<FileResource> = {
 
   async apply(resource: FileResource, ctx: ApplyContext): Promise<ApplyOutcome> {
     if (ctx.signal?.aborted) throw new ApplyFailed(`stopped before writing ${resource.path}: the apply was left`);
-    const want = declaredBytes(resource);
+    const want = await fileContentBytes(resource, ctx);
     const attributes = {
       mode: parseMode(resource.mode),
       uid: (await resolveUser(ctx.root, resource.owner, ctx.pass?.accounts)).id,
@@ -317,7 +318,7 @@ async function stageFile(resource: FileResource, ctx: ApplyContext): Promise<{ f
 }
 
 async function stageIn(directory: HeldDirectory, leaf: string, real: string, resource: FileResource, ctx: ApplyContext): Promise<{ fd: number; real: string; entry: PreparedFile } | undefined> {
-  const bytes = declaredBytes(resource);
+  const bytes = await fileContentBytes(resource, ctx);
   const present = lstatOrAbsentSync(directory.at(leaf));
   if (present !== undefined) {
     if (!present.isFile()) return undefined;
@@ -407,11 +408,6 @@ async function inParallel<T, R>(items: readonly T[], width: number, work: (item:
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
   return results;
-}
-
-/** The declared content as bytes: text is UTF-8, base64 is decoded. */
-function declaredBytes(resource: FileResource): Buffer {
-  return 'text' in resource.content ? Buffer.from(resource.content.text, 'utf8') : Buffer.from(resource.content.base64, 'base64');
 }
 
 /**

@@ -59,9 +59,13 @@ export abstract class HostCommand extends MachineCommand {
     /* eslint-enable @typescript-eslint/no-require-imports */
     const settings = await this.settings();
     const { parts } = await nodeSetupOf(settings, runnerFrom(this.context));
-    const ctx: ApplyContext = { root: settings.root, stateDir: settings.stateDir, runner: parts.runner, hostUnit: settings.hostUnit };
+    const state = change(await readStoreUnchanged(settings.stateDir));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { sealedOpener } = require('../appliers/sealed-content') as typeof import('../appliers/sealed-content');
+    const openSealed = sealedOpener(() => state.identity?.secret_key);
+    const ctx: ApplyContext = { root: settings.root, stateDir: settings.stateDir, runner: parts.runner, hostUnit: settings.hostUnit, openSealed };
     check?.(parts.appliers, ctx);
-    const plan = await planPass(change(await readStoreUnchanged(settings.stateDir)), { appliers: parts.appliers, ctx });
+    const plan = await planPass(state, { appliers: parts.appliers, ctx });
     return { text: formatPlan(plan), json: plan, exitCode: planFails(plan) ? 1 : 0 };
   }
 }
