@@ -284,6 +284,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
         lease: gate,
         tally,
         repairs: () => busObjects(ctx).repairs.counts(),
+        openConditionKinds: async () => (await conditions.open(ctx.now())).map((condition) => condition.kind),
         ...(options.metrics.processMetrics === undefined ? {} : { processMetrics: options.metrics.processMetrics }),
       }, ctx.log)]),
     brokerUsersService(brokerUsers),
