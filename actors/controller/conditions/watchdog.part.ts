@@ -1,6 +1,6 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { consumerExists } from '../declarations/declaration-stream';
+import { consumerExists, isApiError } from '../declarations/declaration-stream';
 import type { Sql } from '../store/sql-store';
 import { BusAdvisoryWatch, type AdvisoryObservations } from './bus-advisories';
 import type { DoctorBoard } from '../doctor/doctor-board';
@@ -84,7 +84,12 @@ function advisoryObservations(store: Sql, manager: () => ReturnType<typeof jetst
     (await store.query("SELECT 1 FROM nodes WHERE name = $1 AND lifecycle_state IN ('enrolled', 'disconnected')", [node])).length === 1;
   return {
     // A node released or revoked has no consumer to miss: its deletion was the controller's own.
-    consumerMissing: async (node) => (await keeps(node)) && !(await consumerExists(await manager(), node)),
+    // The whole stream deleted takes every consumer with it: missing too, not a look that failed.
+    consumerMissing: async (node) =>
+      (await keeps(node)) && !(await consumerExists(await manager(), node).catch((error: unknown) => {
+        if (isApiError(error, JetStreamApiCodes.StreamNotFound)) return false;
+        throw error;
+      })),
     reportedSince: async (node, at) => {
       const [row] = await store.query<{ reported_at: Date | string | null; kept: boolean }>(
         "SELECT reported_at, lifecycle_state IN ('enrolled', 'disconnected') AS kept FROM nodes WHERE name = $1",
