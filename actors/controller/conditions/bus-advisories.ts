@@ -1,4 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Condition } from '../../../schema/condition';
 import { NodeName } from '../../../schema/primitives';
 import { DECLARATION_STREAM } from '../../shared/bus/subjects';
 import { messageOf } from '../../shared/message-of';
@@ -78,6 +79,30 @@ export class BusAdvisoryWatch {
     return standing;
   }
 
+  /**
+   * Takes up the advisories an earlier controller raised and left open (`bus-advisory.<kind>.<node>`),
+   * as if heard at their raising: what was heard before this process started is not heard again,
+   * and its absence here is not evidence that it stopped holding. A slow consumer was the earlier
+   * process's own subscription, so it is not taken up, and is cleared.
+   */
+  takeUp(conditions: readonly Condition[]): void {
+    for (const condition of conditions) {
+      if (condition.kind !== 'bus-advisory' || condition.state !== 'open') continue;
+      const [kind, ...rest] = condition.subject.split('.');
+      const node = rest.join('.');
+      if ((kind !== 'consumer-deleted' && kind !== 'max-deliveries') || !NodeName.safeParse(node).success) continue;
+      const key = `${kind}.${node}`;
+      if (this.#heard.has(key)) continue;
+      // The hearing's time and facts as the condition says them, so taking it up changes nothing it says.
+      const said = kind === 'consumer-deleted'
+        ? /was deleted at (\S+) and is not there again/.exec(condition.detail)
+        : /its declaration at (\S+): (.*); it has kept no report from the node since$/.exec(condition.detail);
+      const at = said?.[1] !== undefined && !Number.isNaN(Date.parse(said[1])) ? new Date(said[1]) : new Date(condition.raised_at);
+      const detail = kind === 'consumer-deleted' ? deletedDetail(node) : (said?.[2] ?? 'heard by an earlier controller');
+      this.#heard.set(key, { kind, about: node, at, detail });
+    }
+  }
+
   /** Stops listening. */
   stop(): void {
     this.#stopped ??= 'the watchdog stopped';
@@ -120,7 +145,7 @@ export class BusAdvisoryWatch {
   #deleted(body: unknown): void {
     const node = nodeOfConsumer((body as { consumer?: unknown }).consumer);
     if (node === undefined) return;
-    const detail = `the broker's advisory named its consumer node-${node} on ${DECLARATION_STREAM}`;
+    const detail = deletedDetail(node);
     // The controller deletes a node's consumer itself on release and on a fresh enrolment; the
     // look tells those apart (the node gone, or its consumer there again), so only that is said here.
     this.#keep(`consumer-deleted.${node}`, { kind: 'consumer-deleted', about: node, at: this.now(), detail }, `broker: node ${node}'s declaration consumer was deleted (${detail})`);
@@ -144,4 +169,8 @@ export class BusAdvisoryWatch {
     this.#stopped = messageOf(error);
     this.log(`broker: the controller stopped hearing the broker's advisories: ${this.#stopped}`, { level: 'error' });
   }
+}
+
+function deletedDetail(node: string): string {
+  return `the broker's advisory named its consumer node-${node} on ${DECLARATION_STREAM}`;
 }

@@ -64,9 +64,9 @@ describe('the watchdog\'s rows S3, S9 and S13 in a serving controller', () => {
     await eventually(`${id} is cleared`, async () => (await condition(id)) === undefined, WAIT);
   }, 60_000);
 
-  test('S9: a declaration given up on at its maximum deliveries is raised, and cleared once the node\'s report is kept', async () => {
+  test('S9: a declaration given up on at its maximum deliveries is raised, kept unchanged across a restart of the controller, and cleared once the node\'s report is kept', async () => {
     // A consumer someone made by hand with a delivery limit, where kitchen's was.
-    const manager = await jetstreamManager(serving.ctx.nc);
+    let manager = await jetstreamManager(serving.ctx.nc);
     await manager.consumers.delete(DECLARATION_STREAM, declarationConsumer('kitchen'));
     await manager.consumers.add(DECLARATION_STREAM, { durable_name: declarationConsumer('kitchen'), filter_subject: declarationSubject('kitchen'), ack_policy: AckPolicy.Explicit, ack_wait: 300 * 1_000_000, max_deliver: 1 });
     const heard: string[] = [];
@@ -87,6 +87,16 @@ describe('the watchdog\'s rows S3, S9 and S13 in a serving controller', () => {
       await eventually(`${id} is raised`, async () => (await condition(id)) !== undefined, WAIT);
       expect(heard).toContain(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${DECLARATION_STREAM}.${declarationConsumer('kitchen')}`);
       expect(await condition(id)).toMatchObject({ signal: 'S9', severity: 'warning', detail: expect.stringMatching(/^the broker gave up delivering node kitchen its declaration at \S+: the declaration at stream sequence \d+ was delivered 1 time\(s\) and never acknowledged/) });
+
+      // The controller restarted hears nothing of it again, yet keeps what the earlier one heard:
+      // the same condition, not cleared, not changed, over several looks.
+      const before = await condition(id);
+      sub.unsubscribe();
+      await serving.stop();
+      serving = await serveController(suite.mesh.dir, options);
+      manager = await jetstreamManager(serving.ctx.nc);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await condition(id)).toEqual(before);
 
       await serving.ctx.store.query("UPDATE nodes SET reported_at = now() + interval '1 second' WHERE name = 'kitchen'");
       await eventually(`${id} is cleared`, async () => (await condition(id)) === undefined, WAIT);

@@ -46,10 +46,16 @@ export function watchdogPart(options: WatchdogPartOptions): ControllerPart {
       const advisories = new BusAdvisoryWatch(ctx.nc, advisoryObservations(ctx.store, () => jetstreamManager(ctx.nc)), ctx.log, ctx.now);
       const view = storeWatchdogView({ store: ctx.store, calls: options.calls, doctorLast: () => options.doctor.last(), advisories, since: ctx.now() });
       let running: Promise<void> | undefined;
+      let takenUp = false;
       const look = (): void => {
         if (running !== undefined || ctx.lease?.isActing() === false) return;
         running = (async () => {
           await options.outbox.flush();
+          // Before the first look: the broker's advisories an earlier controller heard and left open.
+          if (!takenUp) {
+            advisories.takeUp(await options.store.all());
+            takenUp = true;
+          }
           const outcome = await watchOnce(options.rows ?? SIGNALS, view, options.store, settings, ctx.now());
           const said = [
             ...outcome.raised.map((id) => `raised ${id}`),
