@@ -31,9 +31,6 @@ export function nodeOfConsumer(consumer: unknown): string | undefined {
 export interface HeardAdvisory extends BusAdvisory {
   /** The stream sequence of the declaration given up on (max-deliveries). */
   streamSeq?: number;
-  /** The subscription that fell behind, and how many messages waited when it did (slow-consumer). */
-  sub?: Subscription;
-  pending?: number;
 }
 
 /** What an advisory heard is checked against at each look: whether it still holds. */
@@ -45,10 +42,9 @@ export interface AdvisoryObservations {
 }
 
 /**
- * Listens to the broker's advisories and the connection's slow-consumer notices from start,
- * keeping each until a look finds it no longer holds: a deleted consumer until it is there
- * again, a declaration given up on until a report from its node is kept, the controller's slow
- * subscription until nothing waits on it. Each is logged once when heard, in the mesh's words.
+ * Listens to the broker's advisories from start, keeping each until a look finds it no longer
+ * holds: a deleted consumer until it is there again, a declaration given up on until a report
+ * from its node is kept. Each is logged once when heard, in the mesh's words.
  * `standing()` throws when the listening has stopped, so the row says it cannot see.
  */
 export class BusAdvisoryWatch {
@@ -64,7 +60,6 @@ export class BusAdvisoryWatch {
   ) {
     this.#subs.push(nc.subscribe(ADVISORY_SUBJECTS.maxDeliveries, { callback: (error, msg) => (error === null ? this.#maxDeliveries(msg.json()) : this.#end(error)) }));
     this.#subs.push(nc.subscribe(ADVISORY_SUBJECTS.consumerDeleted, { callback: (error, msg) => (error === null ? this.#deleted(msg.json()) : this.#end(error)) }));
-    void this.#watchStatus();
   }
 
   /** The advisories heard that still hold, dropping those that no longer do. */
@@ -82,8 +77,7 @@ export class BusAdvisoryWatch {
   /**
    * Takes up the advisories an earlier controller raised and left open (`bus-advisory.<kind>.<node>`),
    * as if heard at their raising: what was heard before this process started is not heard again,
-   * and its absence here is not evidence that it stopped holding. A slow consumer was the earlier
-   * process's own subscription, so it is not taken up, and is cleared.
+   * and its absence here is not evidence that it stopped holding.
    */
   takeUp(conditions: readonly Condition[]): void {
     for (const condition of conditions) {
@@ -115,8 +109,6 @@ export class BusAdvisoryWatch {
         return this.observe.consumerMissing(advisory.about);
       case 'max-deliveries':
         return !(await this.observe.reportedSince(advisory.about, advisory.at));
-      case 'slow-consumer':
-        return advisory.sub !== undefined && !advisory.sub.isClosed() && advisory.sub.getPending() > 0;
     }
   }
 
@@ -149,19 +141,6 @@ export class BusAdvisoryWatch {
     // The controller deletes a node's consumer itself on release and on a fresh enrolment; the
     // look tells those apart (the node gone, or its consumer there again), so only that is said here.
     this.#keep(`consumer-deleted.${node}`, { kind: 'consumer-deleted', about: node, at: this.now(), detail }, `broker: node ${node}'s declaration consumer was deleted (${detail})`);
-  }
-
-  async #watchStatus(): Promise<void> {
-    try {
-      for await (const status of this.nc.status()) {
-        if (status.type !== 'slowConsumer') continue;
-        const subject = status.sub.getSubject();
-        const detail = `${status.pending} message(s) waited to be read`;
-        this.#keep(`slow-consumer.${subject}`, { kind: 'slow-consumer', about: subject, at: this.now(), detail, sub: status.sub, pending: status.pending }, `broker: the controller fell behind reading ${subject}: ${detail}`);
-      }
-    } catch (error) {
-      this.#end(error);
-    }
   }
 
   #end(error: unknown): void {

@@ -112,11 +112,17 @@ const callHung: SignalRow = {
       .map((call) => finding(callHung, call.id, 'warning', `the call ${call.id} (${call.verb}) has run since ${call.startedAt.toISOString()} (bound ${formatSpan(settings.callHungMs)})`, `mesh-control calls ${call.id}`)),
 };
 
-/** S9: the broker's advisories on the declaration stream and the controller's own subscriptions, each held while it still holds by observation. */
+/**
+ * S9: the broker's advisories on the declaration stream, each held while it still holds by
+ * observation. A slow consumer is not among them: nats-server 2.9 publishes no advisory of it to
+ * an account, and nats.js notices one only on iterator subscriptions given a `slow` bound, which
+ * the controller's (callbacks) are not; the broker cutting a slow controller off is the bus
+ * child failing, restarted by its supervisor.
+ */
 const busAdvisory: SignalRow = {
   signal: 'S9',
   kind: 'bus-advisory',
-  watches: 'the broker\'s advisories: a node\'s declaration at its maximum deliveries, a node\'s consumer deleted, the controller a slow consumer',
+  watches: 'the broker\'s advisories: a node\'s declaration at its maximum deliveries, a node\'s consumer deleted',
   bound: () => 'heard from the broker and still so at the next look',
   look: async (view, now) =>
     (await view.busAdvisories())
@@ -124,7 +130,7 @@ const busAdvisory: SignalRow = {
       .map((advisory) => finding(busAdvisory, `${advisory.kind}.${advisoryKey(advisory.about)}`, advisory.kind === 'consumer-deleted' ? 'urgent' : 'warning', advisoryDetail(advisory), advisoryShow(advisory))),
 };
 
-/** A subject or node name as a condition id's part: what the id does not take becomes `_`. */
+/** A node name as a condition id's part (a node name is one already; anything else becomes `_`). */
 function advisoryKey(about: string): string {
   return about.replace(/[^A-Za-z0-9_-]/g, '_');
 }
@@ -136,8 +142,6 @@ function advisoryDetail(advisory: BusAdvisory): string {
       return `the broker gave up delivering node ${advisory.about} its declaration at ${at}: ${advisory.detail}; it has kept no report from the node since`;
     case 'consumer-deleted':
       return `node ${advisory.about}'s declaration consumer was deleted at ${at} and is not there again: the node is sent nothing until it is (${advisory.detail})`;
-    case 'slow-consumer':
-      return `the controller fell behind reading ${advisory.about} at ${at} and has not caught up: ${advisory.detail}`;
   }
 }
 
@@ -147,8 +151,6 @@ function advisoryShow(advisory: BusAdvisory): string {
       return `mesh-control nodes ${advisory.about}; mesh-control push ${advisory.about} --why TEXT`;
     case 'consumer-deleted':
       return 'mesh-control doctor (the read-back makes the consumer again within five minutes)';
-    case 'slow-consumer':
-      return 'mesh-control status (and the machine\'s load)';
   }
 }
 

@@ -56,17 +56,16 @@ export interface StaleRefusal {
 
 /**
  * One of the broker's advisories (S9) the controller heard that still holds by observation: a
- * node's declaration delivered its maximum number of times and no report kept since, a node's
- * consumer deleted and not there again, the controller's own subscription falling behind and not
- * caught up.
+ * node's declaration delivered its maximum number of times and no report kept since, or a node's
+ * consumer deleted and not there again.
  */
 export interface BusAdvisory {
-  kind: 'max-deliveries' | 'consumer-deleted' | 'slow-consumer';
-  /** The node (max-deliveries, consumer-deleted) or the controller's subject that fell behind (slow-consumer). */
+  kind: 'max-deliveries' | 'consumer-deleted';
+  /** The node. */
   about: string;
   /** When the controller heard it. */
   at: Date;
-  /** The advisory's facts in the mesh's words (the stream sequence and deliveries, the messages waiting). */
+  /** The advisory's facts in the mesh's words (the stream sequence and deliveries). */
   detail: string;
 }
 

@@ -43,7 +43,7 @@ export function watchdogPart(options: WatchdogPartOptions): ControllerPart {
   return {
     name: 'watchdog',
     start: async (ctx) => {
-      const advisories = new BusAdvisoryWatch(ctx.nc, advisoryObservations(ctx.store, () => jetstreamManager(ctx.nc)), ctx.log, ctx.now);
+      const advisories = new BusAdvisoryWatch(ctx.nc, advisoryObservations(ctx.store, onceManager(ctx.nc)), ctx.log, ctx.now);
       const view = storeWatchdogView({ store: ctx.store, calls: options.calls, doctorLast: () => options.doctor.last(), advisories, since: ctx.now() });
       let running: Promise<void> | undefined;
       let takenUp = false;
@@ -104,5 +104,15 @@ function advisoryObservations(store: Sql, manager: () => ReturnType<typeof jetst
       if (row === undefined || !row.kept) return true;
       return row.reported_at !== null && new Date(row.reported_at).getTime() > at.getTime();
     },
+  };
+}
+
+/** The JetStream manager over `nc`, made at the first look that needs one (making one asks the broker). */
+function onceManager(nc: Parameters<typeof jetstreamManager>[0]): () => ReturnType<typeof jetstreamManager> {
+  let made: ReturnType<typeof jetstreamManager> | undefined;
+  return () => {
+    made ??= jetstreamManager(nc);
+    made.catch(() => (made = undefined));
+    return made;
   };
 }
