@@ -121,14 +121,7 @@ export class MeshRig {
     this.natsPid = Number(running[1]);
 
     say('starting the controller (mesh-control serve)');
-    const serve = this.spawn('serve', [MESH_CONTROL, 'serve', '--dir', this.meshDir, ...(this.options.serveArgs ?? [])], 'serve.log');
-    this.serve = serve;
-    // Ready is when it answers a verb, whatever it prints on the way.
-    await until('the controller to answer `mesh-control nodes`', async () => {
-      if (!serve.running) throw new NeverComing(`mesh-control serve ended (${describeExit(await serve.exited)}); it printed:\n${serve.output()}`);
-      const answer = await this.control(['nodes', '--json']);
-      return answer.code === 0 ? done(true) : notYet(`mesh-control nodes said:\n${answer.stderr}${answer.stdout}\nmesh-control serve printed:\n${serve.output()}`);
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    await this.startServe('serve.log');
 
     say(`starting ${this.hosts.length} hosts (nox-mesh-host run), each in its own root under ${path.join(this.dir, 'hosts')}`);
     await Promise.all(this.hosts.map(async (name) => {
@@ -137,6 +130,23 @@ export class MeshRig {
       await fs.writeFile(path.join(root, 'etc', 'hostname'), `${name}\n`);
       await this.startHost(name);
     }));
+  }
+
+  /** Stops `mesh-control serve` with SIGTERM and starts it again, waiting until it answers a verb. */
+  async restartServe(): Promise<void> {
+    await this.serve?.stop();
+    await this.startServe(`serve-${this.started.length}.log`);
+  }
+
+  private async startServe(logName: string): Promise<void> {
+    const serve = this.spawn('serve', [MESH_CONTROL, 'serve', '--dir', this.meshDir, ...(this.options.serveArgs ?? [])], logName);
+    this.serve = serve;
+    // Ready is when it answers a verb, whatever it prints on the way.
+    await until('the controller to answer `mesh-control nodes`', async () => {
+      if (!serve.running) throw new NeverComing(`mesh-control serve ended (${describeExit(await serve.exited)}); it printed:\n${serve.output()}`);
+      const answer = await this.control(['nodes', '--json']);
+      return answer.code === 0 ? done(true) : notYet(`mesh-control nodes said:\n${answer.stderr}${answer.stdout}\nmesh-control serve printed:\n${serve.output()}`);
+    }, { timeoutMs: 60_000, intervalMs: 200 });
   }
 
   /** The directory standing in for machine `name`'s root. */

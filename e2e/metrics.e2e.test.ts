@@ -56,6 +56,8 @@ describe('the controller\'s metrics and JSON log, from a real serve', () => {
     expect(sample(text, 'mesh_controller_lease_epoch')).toBeGreaterThan(0);
     expect(sample(text, 'mesh_controller_nodes', { state: 'enrolled' })).toBe(0);
     expect(sample(text, 'mesh_controller_plans', { state: 'sending' })).toBe(0);
+    expect(sample(text, 'mesh_controller_conditions_open', { kind: 'heartbeat-silent' })).toBe(0);
+    expect(sample(text, 'mesh_controller_condition_reads_failed_total')).toBe(0);
     expect(sample(text, 'mesh_controller_declarations_sent_total', { kind: 'full' })).toBe(0);
     expect(sample(text, 'mesh_controller_reports_total')).toBe(0);
     expect(sample(text, 'mesh_controller_process_resident_memory_bytes')).toBeGreaterThan(0);

@@ -67,7 +67,7 @@ export async function announceNextCertificate(ctx: ControllerContext): Promise<R
     await generateTlsMaterial({ keyFile: next.keyFile, certFile: next.certFile, subjectAltNames: current.subjectAltNames });
     certificates = await readBrokerCertificates(certFile, brokerDir);
     made = true;
-    ctx.log(`broker certificate: made the next certificate sha256 ${certificates.next?.fingerprint ?? '?'}; announcing it to every node`);
+    ctx.log(`broker certificate: made the next certificate sha256 ${certificates.next?.fingerprint ?? '?'}; announcing it to every node`, { fingerprint: certificates.next?.fingerprint ?? null });
   }
   const next = certificates.next as NonNullable<BrokerCertificates['next']>;
   const { sent, notSent } = await resendToEveryNode(ctx);
@@ -115,7 +115,7 @@ export async function switchBrokerCertificate(ctx: ControllerContext, options: S
     await writeControllerConfig(ctx.dir, { ...config, broker: { ...config.broker, fingerprint: before.next.fingerprint } });
     // The serving controller issues tokens from its configuration: they must pin the new one.
     ctx.config.broker.fingerprint = before.next.fingerprint;
-    ctx.log(`broker certificate: switched to sha256 ${before.next.fingerprint} (the previous one is kept as ${previous.certFile}); reloading the broker`);
+    ctx.log(`broker certificate: switched to sha256 ${before.next.fingerprint} (the previous one is kept as ${previous.certFile}); reloading the broker`, { fingerprint: before.next.fingerprint });
     try {
       await (options.reload ?? (() => reloadBroker({ pidFile: paths.pidFile, logFile: paths.logFile })))();
     } catch (error) {

@@ -4,6 +4,7 @@ import type { CallHandle, CallOutcome, CallRecorder } from '../control/call-reco
 import type { LeaseIdentity } from '../lease/kv-lease';
 import { boundAnswer } from './bound-answer';
 import { newCallId } from './call-id';
+import type { ControllerLog } from '../logs/log-fields';
 
 /** What a CallLog needs. */
 export interface CallLogOptions {
@@ -13,7 +14,7 @@ export interface CallLogOptions {
   /** The epoch acted under now, or null (a standby has none). */
   epoch(): number | null;
   now(): Date;
-  log(line: string): void;
+  log: ControllerLog;
 }
 
 /**
@@ -49,7 +50,7 @@ export class CallLog implements CallRecorder {
       answer: null,
       error: null,
     };
-    await kv.create(call.id, JSON.stringify(call)).catch((error: unknown) => log(`calls: call ${call.id} (${verb}) could not be kept: ${describe(error)}`));
+    await kv.create(call.id, JSON.stringify(call)).catch((error: unknown) => log(`calls: call ${call.id} (${verb}) could not be kept: ${describe(error)}`, { level: 'error', call: call.id, verb }));
     return {
       id: call.id,
       end: async (outcome: CallOutcome) => {
@@ -62,7 +63,7 @@ export class CallLog implements CallRecorder {
           answer: outcome.state === 'answered' ? boundAnswer(outcome.answer) : null,
           error: outcome.state === 'answered' ? null : outcome.error,
         };
-        await kv.put(call.id, JSON.stringify(ended)).catch((error: unknown) => log(`calls: how call ${call.id} (${verb}) ended could not be kept: ${describe(error)}`));
+        await kv.put(call.id, JSON.stringify(ended)).catch((error: unknown) => log(`calls: how call ${call.id} (${verb}) ended could not be kept: ${describe(error)}`, { level: 'error', call: call.id, verb }));
       },
     };
   }

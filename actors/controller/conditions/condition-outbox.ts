@@ -2,6 +2,7 @@ import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConditionEvent } from '../../../schema/condition';
 import { conditionEventSubject } from './condition-subjects';
+import type { ControllerLog } from '../logs/log-fields';
 
 /** Transitions held for the bus at most; past it the oldest are dropped, and that is logged. */
 export const OUTBOX_HELD_MAX = 10_000;
@@ -11,7 +12,7 @@ export interface ConditionOutboxOptions {
   nc: NatsConnection;
   /** The history bucket. */
   history: KV;
-  log(line: string): void;
+  log: ControllerLog;
   /** How long a flush may wait for the broker to confirm (5 s). */
   confirmWithinMs?: number;
 }
@@ -36,7 +37,7 @@ export class ConditionOutbox {
     this.#pending.push({ key, event, kept: false });
     if (this.#pending.length > OUTBOX_HELD_MAX) {
       this.#pending.splice(0, this.#pending.length - OUTBOX_HELD_MAX);
-      this.#options.log(`conditions: more than ${OUTBOX_HELD_MAX} transitions waited for the bus; the oldest were dropped from history and events`);
+      this.#options.log(`conditions: more than ${OUTBOX_HELD_MAX} transitions waited for the bus; the oldest were dropped from history and events`, { level: 'error' });
     }
     return this.flush();
   }
@@ -72,7 +73,7 @@ export class ConditionOutbox {
         await withTimeout(nc.flush(), this.#options.confirmWithinMs ?? 5_000);
         this.#pending.shift();
       } catch (error) {
-        log(`conditions: ${this.#pending.length} transition(s) wait for the bus (offered again at the watchdog's next look): ${error instanceof Error ? error.message : String(error)}`);
+        log(`conditions: ${this.#pending.length} transition(s) wait for the bus (offered again at the watchdog's next look): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn', waiting: this.#pending.length });
         return;
       }
     }

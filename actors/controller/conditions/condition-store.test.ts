@@ -157,6 +157,9 @@ describe('the condition store', () => {
       runningCalls: async () => [],
       doctorLast: async () => ({ at: at(100).toISOString(), source: 'serving', ok: true, probes: [] }),
       eventLoopHeldMs: async () => 0,
+      openPlans: async () => [],
+      staleRefusals: async () => [],
+      busAdvisories: async () => [],
       watchingSince: () => at(-60),
     };
     expect((await watchOnce(SIGNALS, view, store, WATCHDOG_SETTINGS, at(100))).raised).toEqual(['heartbeat-silent.garage']);
@@ -179,6 +182,9 @@ describe('the condition store', () => {
       runningCalls: async () => [],
       doctorLast: async () => undefined,
       eventLoopHeldMs: async () => 0,
+      openPlans: async () => [],
+      staleRefusals: async () => [],
+      busAdvisories: async () => [],
       watchingSince: () => at(100),
     };
     // Raised by the controller before the restart: the heartbeat row and a doctor's probe.

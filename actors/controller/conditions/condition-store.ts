@@ -4,6 +4,7 @@ import { Condition, ConditionEvent, type ConditionEventName, type ConditionSever
 import type { ConditionOutbox } from './condition-outbox';
 import { ConditionContended, ConditionNotFound, ConditionWrittenUnderLaterEpoch } from './condition-errors';
 import type { OnSilenceMade } from './silence-made';
+import type { ControllerLog } from '../logs/log-fields';
 
 /** Seed 003: a clearing reopened within ten minutes is the same condition, its count up, its silence kept. */
 export const REOPEN_WITHIN_MS = 10 * 60_000;
@@ -44,7 +45,7 @@ export interface ConditionStoreOptions {
   kv: KV;
   outbox: ConditionOutbox;
   fence: ConditionFence;
-  log(line: string): void;
+  log: ControllerLog;
   /** Told when any condition changed (status composes again). */
   onChange?: (what: string) => void;
   /** The seam where a silence is handed on once written (see SilenceMade). */
@@ -137,7 +138,7 @@ export class ConditionStore {
     });
     if (written === undefined || written.silence === null) throw new ConditionNotFound(id);
     const made = { condition: written, silence: written.silence, previous };
-    await Promise.resolve(this.#options.onSilenceMade?.(made)).catch((error: unknown) => this.#options.log(`conditions: the silence of ${id} is kept in the condition, but could not be handed on: ${describe(error)}`));
+    await Promise.resolve(this.#options.onSilenceMade?.(made)).catch((error: unknown) => this.#options.log(`conditions: the silence of ${id} is kept in the condition, but could not be handed on: ${describe(error)}`, { level: 'error', condition: id }));
     return written;
   }
 

@@ -4,7 +4,7 @@ import { ControlCall } from '../../../schema/control-call';
 import type { DoctorReport } from '../../../schema/doctor';
 import type { HostKind } from '../../../schema/resource';
 import type { Sql } from '../store/sql-store';
-import type { HeardNode, RunningCall, UnreportedSend, WatchdogView } from './watchdog-view';
+import type { BusAdvisory, HeardNode, OpenPlan, RunningCall, StaleRefusal, UnreportedSend, WatchdogView } from './watchdog-view';
 
 /** Where the serving controller's view reads from. */
 export interface StoreWatchdogViewSources {
@@ -12,6 +12,8 @@ export interface StoreWatchdogViewSources {
   /** The calls bucket. */
   calls: KV;
   doctorLast(): DoctorReport | undefined;
+  /** The broker's advisories heard (S9); the row cannot see without it. */
+  advisories?: { standing(): Promise<BusAdvisory[]> };
   /** When this controller began watching. */
   since: Date;
 }
@@ -72,6 +74,36 @@ export function storeWatchdogView(sources: StoreWatchdogViewSources): StoreWatch
         else running.push({ id: parsed.data.id, verb: parsed.data.verb, startedAt: new Date(parsed.data.started_at) });
       }
       return running;
+    },
+    openPlans: async (): Promise<OpenPlan[]> => {
+      const rows = await sources.store.query<{ id: number | string; module: string; version: string; state: string; context: { first?: string | null; sent?: Record<string, { at?: string }> }; note: string | null; updated_at: Date | string }>(
+        'SELECT id, module, version, state, context, note, updated_at FROM plans WHERE ended_at IS NULL ORDER BY id',
+      );
+      return rows.map((row) => {
+        const first = row.context.first ?? null;
+        const firstSentAt = first === null ? undefined : row.context.sent?.[first]?.at;
+        // Awaiting its first machine, the tier began with that machine's send; any other tier with the plan's last write.
+        const tierSince = row.state === 'awaitingFirst' && firstSentAt !== undefined ? new Date(firstSentAt) : new Date(row.updated_at);
+        return { id: Number(row.id), module: row.module, version: row.version, state: row.state, tierSince, first, note: row.note };
+      });
+    },
+    staleRefusals: async (): Promise<StaleRefusal[]> => {
+      const rows = await sources.store.query<{ node: string; reason: string; count: number | string; first_at: Date | string; last_at: Date | string; reported_at: Date | string | null }>(
+        `SELECT r.node, r.reason, r.count, r.first_at, r.last_at, n.reported_at
+           FROM report_refusals r JOIN nodes n ON n.name = r.node
+          WHERE r.reason IN ('older', 'duplicate') AND n.lifecycle_state IN ('enrolled', 'disconnected')
+            AND (n.reported_at IS NULL OR r.last_at > n.reported_at)
+          ORDER BY r.node, r.reason`,
+      );
+      return rows.map((row) => {
+        const first = new Date(row.first_at).getTime();
+        const reported = row.reported_at === null ? -Infinity : new Date(row.reported_at).getTime();
+        return { node: row.node, reason: row.reason, count: Number(row.count), since: new Date(Math.max(first, reported)), lastAt: new Date(row.last_at) };
+      });
+    },
+    busAdvisories: () => {
+      if (sources.advisories === undefined) return Promise.reject(new Error('the controller is not listening to the broker\'s advisories'));
+      return sources.advisories.standing();
     },
     doctorLast: () => Promise.resolve(sources.doctorLast()),
     eventLoopHeldMs: () => {

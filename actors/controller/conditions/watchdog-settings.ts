@@ -1,3 +1,4 @@
+import { FIRST_REPORT_WAIT_MS } from '../../../machines/plan.machine';
 import type { HostKind } from '../../../schema/resource';
 import { HEARTBEAT_PERIOD_MS } from '../../shared/heartbeat/heartbeat-period';
 import { DOCTOR_EVERY_MS } from '../doctor/doctor.part';
@@ -14,6 +15,14 @@ export interface WatchdogSettings {
   doctorEveryMs: number;
   /** How long the event loop may be held up before the controller is deaf. */
   eventLoopDeafMs: number;
+  /**
+   * How long a plan may stay in one tier (sending, awaiting its first machine's report, stopped
+   * for a person) before it is late: half the first machine's wait, so a person hears of a
+   * silent first machine before the plan stops for it.
+   */
+  planTierLateMs: number;
+  /** How long a node's reports may go on being refused as stale, none kept, before it is raised. */
+  staleRefusalsMs: number;
 }
 
 /** Production's bounds. */
@@ -23,4 +32,6 @@ export const WATCHDOG_SETTINGS: WatchdogSettings = Object.freeze({
   callHungMs: 10 * 60_000,
   doctorEveryMs: DOCTOR_EVERY_MS,
   eventLoopDeafMs: 5_000,
+  planTierLateMs: FIRST_REPORT_WAIT_MS / 2,
+  staleRefusalsMs: 10 * 60_000,
 });

@@ -56,7 +56,7 @@ export function startControlDispatcher(ctx: ControllerContext, registry: VerbReg
     queue: CONTROL_QUEUE,
     callback: (error, message) => {
       if (error !== null) {
-        ctx.log(`control: subscription error: ${error.message}`);
+        ctx.log(`control: subscription error: ${error.message}`, { level: 'error' });
         return;
       }
       const call = answer(ctx, registry, message, options).finally(() => underWay.delete(call));
@@ -84,12 +84,12 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
   const started = performance.now();
   const verbOfSubject = message.subject.slice(controlSubject('').length);
   if (!message.reply) {
-    ctx.log(`control: ${verbOfSubject}: a call without a reply subject from ${describeSender(message)}, ignored`);
+    ctx.log(`control: ${verbOfSubject}: a call without a reply subject from ${describeSender(message)}, ignored`, { level: 'warn', verb: verbOfSubject });
     return;
   }
   if (!answerableReply(message.reply)) {
     // An answer published on a subject the caller chose would carry the controller's rights.
-    ctx.log(`control: ${verbOfSubject}: refused a call from ${describeSender(message)} whose reply subject ${JSON.stringify(message.reply)} is not one the broker maps back to a caller; not answered`);
+    ctx.log(`control: ${verbOfSubject}: refused a call from ${describeSender(message)} whose reply subject ${JSON.stringify(message.reply)} is not one the broker maps back to a caller; not answered`, { level: 'warn', verb: verbOfSubject });
     return;
   }
   let request: ControlRequest;
@@ -97,7 +97,7 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
     request = readRequest(message);
   } catch (error) {
     respond(ctx, message, verbOfSubject, replyOf(ctx, verbOfSubject, error).reply);
-    ctx.log(`control: ${verbOfSubject} refused (ControlRequestMalformed) in ${Math.round(performance.now() - started)} ms`);
+    ctx.log(`control: ${verbOfSubject} refused (ControlRequestMalformed) in ${Math.round(performance.now() - started)} ms`, { level: 'warn', verb: verbOfSubject });
     return;
   }
   const acting = registry.has(request.verb) && !registry.isQuery(request.verb);
@@ -117,7 +117,7 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
   );
   const secret = registry.hasSecretAnswer(request.verb);
   const finish = work.then(async (done) => {
-    ctx.log(`control: ${verbOfSubject}${callNote} ${done.outcome} in ${Math.round(performance.now() - started)} ms`);
+    ctx.log(`control: ${verbOfSubject}${callNote} ${done.outcome} in ${Math.round(performance.now() - started)} ms`, { level: done.outcome === 'answered' ? 'info' : 'warn', verb: verbOfSubject, outcome: done.outcome });
     await call?.end(secret && done.recorded.state === 'answered' ? { state: 'answered', answer: SECRET_NOT_KEPT } : done.recorded);
     if (acting) options.onActed?.(request.verb);
     return done;
@@ -134,7 +134,7 @@ async function answer(ctx: ControllerContext, registry: VerbRegistry, message: M
   const first = await Promise.race([work, late]);
   clearTimeout(timer);
   if (first === 'late') {
-    ctx.log(`control: ${verbOfSubject}${callNote} still running; its caller was given the call id`);
+    ctx.log(`control: ${verbOfSubject}${callNote} still running; its caller was given the call id`, { verb: verbOfSubject });
     respond(ctx, message, verbOfSubject, runningReply(request.verb, call.id, started));
     await finish;
     return;
@@ -161,7 +161,7 @@ function runningReply(verb: string, id: string, started: number): ControlReply {
 
 function replyOf(ctx: ControllerContext, verb: string, error: unknown): { reply: ControlReply; outcome: string; state: 'refused' | 'failed' } {
   if (isOperatorError(error)) return { reply: { ok: false, error: error.toJSON().error }, outcome: `refused (${error.name})`, state: 'refused' };
-  ctx.log(`control: ${verb} failed: ${(error as Error)?.stack ?? String(error)}`);
+  ctx.log(`control: ${verb} failed: ${(error as Error)?.stack ?? String(error)}`, { level: 'error', verb });
   return { reply: { ok: false, error: new ControllerFault(verb, (error as Error)?.message ?? String(error)).toJSON().error }, outcome: 'failed', state: 'failed' };
 }
 
@@ -169,7 +169,7 @@ function respond(ctx: ControllerContext, message: Msg, verb: string, reply: Cont
   try {
     message.respond(JSON.stringify(reply));
   } catch (error) {
-    ctx.log(`control: ${verb}: the answer could not be sent: ${(error as Error).message}`);
+    ctx.log(`control: ${verb}: the answer could not be sent: ${(error as Error).message}`, { level: 'warn', verb });
   }
 }
 

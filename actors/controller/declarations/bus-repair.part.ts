@@ -20,10 +20,10 @@ export function busRepairPart(everyMs: number = READ_BACK_EVERY_MS): ControllerP
         running = readBackDeclarations(ctx)
           .then((done) => {
             if (done.consumers + done.republished + done.failed > 0) {
-              ctx.log(`read-back: ${done.nodes} node(s) looked at; ${done.consumers} consumer(s) made again, ${done.republished} declaration(s) sent again, ${done.failed} not looked at`);
+              ctx.log(`read-back: ${done.nodes} node(s) looked at; ${done.consumers} consumer(s) made again, ${done.republished} declaration(s) sent again, ${done.failed} not looked at`, { nodes: done.nodes, consumers: done.consumers, republished: done.republished, failed: done.failed });
             }
           })
-          .catch((error: unknown) => ctx.log(`read-back: could not read the declaration stream back (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`))
+          .catch((error: unknown) => ctx.log(`read-back: could not read the declaration stream back (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`, { level: 'error' }))
           .finally(() => {
             running = undefined;
           });

@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 /**
  * What a repair of the bus put right: the declaration stream made again or brought back to its
  * settings, a node's consumer made again or replaced, a node's slot on the stream published
@@ -45,7 +46,7 @@ export class BusRepairs {
   #last: BusRepair | null = null;
 
   constructor(
-    private readonly log: (line: string) => void,
+    private readonly log: ControllerLog,
     private readonly bound: ResendBound = RESEND_BOUND,
   ) {}
 
@@ -53,7 +54,7 @@ export class BusRepairs {
   record(repair: BusRepair): void {
     this.#counts.set(repair.kind, (this.#counts.get(repair.kind) ?? 0) + 1);
     this.#last = repair;
-    this.log(`bus repair (${repair.kind.replaceAll('_', ' ')}): ${repair.subject}: ${repair.detail}`);
+    this.log(`bus repair (${repair.kind.replaceAll('_', ' ')}): ${repair.subject}: ${repair.detail}`, { level: 'warn', repair: repair.kind });
   }
 
   /**

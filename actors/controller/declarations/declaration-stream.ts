@@ -55,7 +55,8 @@ export async function deleteConsumer(manager: JetStreamManager, node: string): P
   }
 }
 
-async function consumerExists(manager: JetStreamManager, node: string): Promise<boolean> {
+/** True when `node`'s declaration consumer is on the broker. */
+export async function consumerExists(manager: JetStreamManager, node: string): Promise<boolean> {
   try {
     await manager.consumers.info(DECLARATION_STREAM, declarationConsumer(node));
     return true;

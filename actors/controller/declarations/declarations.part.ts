@@ -38,7 +38,7 @@ export async function sendMissingOverlays(ctx: ControllerContext): Promise<strin
     try {
       if ((await nodeWorkQueue(ctx).run(name, () => sendCurrent(ctx, name))) !== undefined) sent.push(name);
     } catch (error) {
-      ctx.log(`declarations: node ${name}'s overlay could not be sent: ${String(error)}`);
+      ctx.log(`declarations: node ${name}'s overlay could not be sent: ${String(error)}`, { level: 'error', node: name });
     }
   }
   return sent;

@@ -64,7 +64,7 @@ export async function readBackDeclarations(ctx: ControllerContext): Promise<Read
         } catch (error) {
           if (error instanceof NotActing) return;
           outcome.failed += 1;
-          ctx.log(`read-back: node ${node} could not be looked at (the next read-back tries again): ${error instanceof Error ? error.message : String(error)}`);
+          ctx.log(`read-back: node ${node} could not be looked at (the next read-back tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn', node });
         }
       }),
     );

@@ -30,7 +30,7 @@ export async function refreshPeers(ctx: ControllerContext, except: string): Prom
     if (result.status === 'fulfilled') {
       if (result.value !== undefined) sent.push(result.value);
     } else {
-      ctx.log(`could not send node ${others[index]?.name} its new peers: ${String(result.reason)}`);
+      ctx.log(`could not send node ${others[index]?.name} its new peers: ${String(result.reason)}`, { level: 'error', node: others[index]?.name ?? null });
     }
   });
   return sent;

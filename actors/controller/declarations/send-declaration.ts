@@ -114,7 +114,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
         if (composed.previously_owned !== undefined) await restorePreviouslyOwned(tx, node, composed.previously_owned);
         if (composed.kind === 'final') await restoreRelease(tx, node, before?.release_generation ?? null, before?.release_held ?? null);
       })
-      .catch((undo: unknown) => ctx.log(`could not take back the record of node ${node}'s generation ${generation}: ${String(undo)}`));
+      .catch((undo: unknown) => ctx.log(`could not take back the record of node ${node}'s generation ${generation}: ${String(undo)}`, { level: 'error', node, generation }));
     throw error;
   }
   ctx.log(`sent node ${node} its ${composed.kind} declaration, generation ${generation} under epoch ${epoch} (${digest.slice(0, 12)})`, { node, generation, epoch, kind: composed.kind });
@@ -133,7 +133,7 @@ async function brokerFingerprintsToSend(ctx: ControllerContext): Promise<string[
     return fingerprintsToPin(await readBrokerCertificates(ctx.config.broker.cert_file, ctx.config.broker.dir));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      ctx.log(`the broker certificate could not be read, so this declaration pins none (nodes keep the pins they have): ${error instanceof Error ? error.message : String(error)}`);
+      ctx.log(`the broker certificate could not be read, so this declaration pins none (nodes keep the pins they have): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn' });
     }
     return undefined;
   }
@@ -151,7 +151,7 @@ async function assertBusObjects(ctx: ControllerContext, node: string): Promise<b
     return true;
   } catch (error) {
     busObjects(ctx).forget(node);
-    ctx.log(`could not assert the declaration stream and node ${node}'s consumer before sending (the send goes on; the next send or read-back tries again): ${error instanceof Error ? error.message : String(error)}`);
+    ctx.log(`could not assert the declaration stream and node ${node}'s consumer before sending (the send goes on; the next send or read-back tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn', node });
     return false;
   }
 }

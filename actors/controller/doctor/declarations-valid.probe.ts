@@ -2,6 +2,7 @@ import { Declaration } from '../../../schema/declaration';
 import { parseContract } from '../../../schema/parse';
 import { SHAPES_FOR_HOST_KIND, type HostKind } from '../../../schema/resource';
 import { openEnvelopeWithDigest, sealEnvelope } from '../../shared/crypto/envelope';
+import { ownUnitRefusal, PACKAGED_HOST_RULES } from '../../shared/host-unit/own-unit';
 import { messageOf } from '../../shared/message-of';
 import type { ControllerContext } from '../controller-context';
 import { composeFull } from '../declarations/compose-full';
@@ -31,9 +32,10 @@ interface Candidate {
  * it stores one: composed per node as sendCurrent would (the overlay until one was applied, the
  * full declaration after) with the next generation and the acting epoch, parsed as the
  * Declaration contract, sealed with the signing key and opened again against the public key
- * every node pins, its shapes among those the node's kind takes, and within the broker's
- * largest message. Nothing is sent, allotted or recorded. The host's own-unit check needs the
- * host's settings and is left to the host.
+ * every node pins, naming nothing of the host itself (the host's own check, ownUnitRefusal, against a
+ * host installed as packaged: the controller does not know a host's settings), its shapes among
+ * those the node's kind takes, and within the broker's largest message. Nothing is sent,
+ * allotted or recorded.
  */
 export function declarationsValidProbe(sources: ValidatorSources): DoctorProbe {
   return {
@@ -84,6 +86,8 @@ async function judge(sources: ValidatorSources, node: Candidate): Promise<string
   } catch (error) {
     return `its ${composed.kind} declaration does not open against the key nodes pin: ${messageOf(error)}`;
   }
+  const own = payload.resources.map((resource) => ownUnitRefusal(resource, PACKAGED_HOST_RULES)).find((why) => why !== undefined);
+  if (own !== undefined) return `its ${composed.kind} declaration would be refused whole by the host (own_unit): ${own}`;
   const shapes = SHAPES_FOR_HOST_KIND[node.host_kind ?? 'resident'];
   const foreign = payload.resources.find((resource) => !shapes.includes(resource.shape));
   if (foreign !== undefined) return `it is a ${node.host_kind} host, which takes only ${shapes.join(', ')}, and its ${composed.kind} declaration names a ${foreign.shape}`;

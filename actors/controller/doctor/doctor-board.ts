@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import type { DoctorReport, DoctorSummary, ProbeResult } from '../../../schema/doctor';
 
 /**
@@ -11,7 +12,7 @@ export class DoctorBoard {
   readonly #said = new Map<string, string>();
 
   constructor(
-    private readonly log: (line: string) => void,
+    private readonly log: ControllerLog,
     private readonly onChange: () => void = () => undefined,
   ) {}
 
@@ -27,7 +28,7 @@ export class DoctorBoard {
       const before = this.#said.get(result.probe);
       if (result.verdict === 'pass') {
         if (before !== undefined) {
-          this.log(`doctor: ${result.probe} passes again: ${result.detail}`);
+          this.log(`doctor: ${result.probe} passes again: ${result.detail}`, { probe: result.probe });
           this.#said.delete(result.probe);
           changed = true;
         }
@@ -35,7 +36,7 @@ export class DoctorBoard {
       }
       const key = `${result.verdict}\n${result.detail}`;
       if (before === key) continue;
-      this.log(`doctor: ${result.probe} ${result.verdict}: ${result.detail}; next: ${result.next ?? 'none'}`);
+      this.log(`doctor: ${result.probe} ${result.verdict}: ${result.detail}; next: ${result.next ?? 'none'}`, { level: result.verdict === 'warn' ? 'warn' : 'error', probe: result.probe, verdict: result.verdict });
       this.#said.set(result.probe, key);
       changed = true;
     }

@@ -66,7 +66,7 @@ export function doctorPart(options: DoctorPartOptions): ControllerPart {
       // A periodic run due while another runs is skipped.
       const periodic = (): void => {
         if (running !== undefined) return;
-        run().catch((error: unknown) => ctx.log(`doctor: the probes could not be run (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`));
+        run().catch((error: unknown) => ctx.log(`doctor: the probes could not be run (tried again in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`, { level: 'error' }));
       };
       let timer: NodeJS.Timeout | undefined;
       const first = setTimeout(() => {

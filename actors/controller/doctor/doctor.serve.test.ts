@@ -251,6 +251,31 @@ describe('the doctor in mesh-control serve', () => {
     }
   }, 90_000);
 
+  test('a node declared the host\'s own unit fails the validator probe naming it, and the host\'s gate refuses the same declaration for the same reason', async () => {
+    await serving.ctx.store.query(
+      `UPDATE nodes SET declared_resources = $2, overlay_applied_generation = declaration_generation WHERE name = $1`,
+      ['kitchen', JSON.stringify([{ shape: 'service', name: 'nox-mesh-host.service', state: 'stopped', enabled: false }])],
+    );
+    try {
+      const report = await askDoctor(suite.mesh.dir, { boundMs: BOUND_MS });
+      expect(byName(report, 'declarations-valid')).toMatchObject({ verdict: 'fail', detail: expect.stringMatching(/kitchen: .*refused whole by the host \(own_unit\).*"nox-mesh-host\.service", which is the host itself/) });
+      expect(byName(report, 'declarations-valid')?.detail).not.toContain('phone');
+
+      const composed = await composeFull(serving.ctx, 'kitchen');
+      const payload = parseContract(Declaration, { node: 'kitchen', epoch: serving.ctx.epoch(), generation: 1000, kind: 'full', issued_at: new Date().toISOString(), resources: composed.resources, ...(composed.overlay === undefined ? {} : { overlay: composed.overlay }) }, 'declaration');
+      const identity = generateNodeIdentity();
+      const host = enrolledState(
+        emptyHostState(),
+        { node: 'kitchen', nkey_public: identity.nkey_public, public_key: identity.public_key, secret_key: identity.secret_key },
+        { broker_url: suite.mesh.config.broker.url, broker_fingerprint: suite.mesh.config.broker.fingerprint, controller_public_key: suite.mesh.config.controller.public_key },
+      );
+      const admission = admitDeclaration(sealEnvelope(payload, serving.ctx.signingKey), host, { hostUnit: DEFAULT_SETTINGS.hostUnit, root: DEFAULT_SETTINGS.root, stateDir: DEFAULT_SETTINGS.stateDir, shapes: SHAPES_FOR_HOST_KIND.resident });
+      expect(admission).toMatchObject({ ok: false, reason: 'own_unit', detail: expect.stringContaining('"nox-mesh-host.service", which is the host itself') });
+    } finally {
+      await serving.ctx.store.query(`UPDATE nodes SET declared_resources = '[]' WHERE name = 'kitchen'`);
+    }
+  }, 90_000);
+
   test('a node that refused its declaration, and a connected node silent on one sent an hour ago, fail the reports probe by name', async () => {
     const sql = serving.ctx.store;
     await sql.query(`UPDATE nodes SET report_generation = declaration_generation, reported_at = now(), report_summary = '{"refused": "stale_epoch"}' WHERE name = 'phone'`);

@@ -31,11 +31,11 @@ export function durationsPart(options: DurationsOptions = {}): ControllerPart {
     start: async (ctx, verbs) => {
       const recorder = durationsOf(ctx.store);
       const flush = (): Promise<void> =>
-        recorder.flush().catch((error: unknown) => ctx.log(`durations: ${recorder.pendingCounts()} counts could not be written (kept for the next try): ${error instanceof Error ? error.message : String(error)}`));
+        recorder.flush().catch((error: unknown) => ctx.log(`durations: ${recorder.pendingCounts()} counts could not be written (kept for the next try): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn' }));
       const prune = (): Promise<void> =>
         recorder.prune(ctx.now()).then(
-          (gone) => (gone > 0 ? ctx.log(`durations: ${gone} counts older than 30 days pruned`) : undefined),
-          (error: unknown) => ctx.log(`durations: old counts could not be pruned (tried again within the hour): ${error instanceof Error ? error.message : String(error)}`),
+          (gone) => (gone > 0 ? ctx.log(`durations: ${gone} counts older than 30 days pruned`, { pruned: gone }) : undefined),
+          (error: unknown) => ctx.log(`durations: old counts could not be pruned (tried again within the hour): ${error instanceof Error ? error.message : String(error)}`, { level: 'warn' }),
         );
       const flushTimer = setInterval(() => void flush(), options.flushEveryMs ?? 10_000);
       const pruneTimer = setInterval(() => void prune(), options.pruneEveryMs ?? 3_600_000);

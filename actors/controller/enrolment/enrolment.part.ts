@@ -43,7 +43,7 @@ export const enrolmentPart: ControllerPart = {
       queue: ENROLMENT_QUEUE,
       callback: (error, message) => {
         if (error !== null) {
-          ctx.log(`enrolment: subscription error: ${error.message}`);
+          ctx.log(`enrolment: subscription error: ${error.message}`, { level: 'error' });
           return;
         }
         const work = respond(ctx, answers, message).finally(() => underWay.delete(work));
@@ -94,7 +94,7 @@ async function respond(ctx: ControllerContext, answers: AnswersInHand, message: 
       try {
         await ctx.broker.addNode(handled.enrolled.node, handled.enrolled.nkey);
       } catch (error) {
-        ctx.log(`enrolment: node ${handled.enrolled.node}'s broker user could not be added (it is added when the controller next starts): ${String(error)}`);
+        ctx.log(`enrolment: node ${handled.enrolled.node}'s broker user could not be added (it is added when the controller next starts): ${String(error)}`, { level: 'error', node: handled.enrolled.node });
       }
     }
     message.respond(JSON.stringify(handled.reply));
@@ -102,7 +102,7 @@ async function respond(ctx: ControllerContext, answers: AnswersInHand, message: 
     await ctx.nc.flush();
     enrolled = handled.enrolled;
   } catch (error) {
-    ctx.log(`enrolment: a request with token ${tokenId} failed: ${(error as Error)?.stack ?? String(error)}`);
+    ctx.log(`enrolment: a request with token ${tokenId} failed: ${(error as Error)?.stack ?? String(error)}`, { level: 'error', token: tokenId });
   } finally {
     answered();
   }
@@ -119,11 +119,11 @@ async function respond(ctx: ControllerContext, answers: AnswersInHand, message: 
     await ctx.broker.removeEnrolment(tokenId);
     await ctx.store.query('UPDATE tokens SET broker_user_removed_at = $2 WHERE id = $1 AND broker_user_removed_at IS NULL', [tokenId, ctx.now()]);
   } catch (error) {
-    ctx.log(`enrolment: token ${tokenId}'s broker user could not be removed (the token sweep removes it): ${String(error)}`);
+    ctx.log(`enrolment: token ${tokenId}'s broker user could not be removed (the token sweep removes it): ${String(error)}`, { level: 'warn', token: tokenId });
   }
   await nodeWorkQueue(ctx)
     .run(node, () => sendCurrent(ctx, node))
-    .catch((error: unknown) => ctx.log(`enrolment: node ${node}'s overlay declaration could not be sent (it is sent when the controller next starts): ${String(error)}`));
+    .catch((error: unknown) => ctx.log(`enrolment: node ${node}'s overlay declaration could not be sent (it is sent when the controller next starts): ${String(error)}`, { level: 'error', node }));
   await refreshPeers(ctx, node);
 }
 
@@ -133,17 +133,17 @@ async function countAgainstToken(ctx: ControllerContext, answers: AnswersInHand,
   try {
     counted = await countBadEnrolment(ctx, tokenId);
   } catch (error) {
-    ctx.log(`enrolment: ${said} (it could not be counted against the token: ${String(error)})`);
+    ctx.log(`enrolment: ${said} (it could not be counted against the token: ${String(error)})`, { level: 'warn', token: tokenId });
     return;
   }
-  ctx.log(`enrolment: ${said} (${counted.count} of ${BAD_ENROLMENTS_BEFORE_SPENT} bad requests on this token)`);
+  ctx.log(`enrolment: ${said} (${counted.count} of ${BAD_ENROLMENTS_BEFORE_SPENT} bad requests on this token)`, { level: 'warn', token: tokenId });
   if (!counted.spent) return;
-  ctx.log(`enrolment: token ${tokenId} is spent after ${counted.count} bad requests; a new token is needed to enrol (mesh-control token issue)`);
+  ctx.log(`enrolment: token ${tokenId} is spent after ${counted.count} bad requests; a new token is needed to enrol (mesh-control token issue)`, { level: 'warn', token: tokenId });
   await answers.quiet(QUIET_WAIT_MS);
   try {
     await ctx.broker.removeEnrolment(tokenId);
     await ctx.store.query('UPDATE tokens SET broker_user_removed_at = $2 WHERE id = $1 AND broker_user_removed_at IS NULL', [tokenId, ctx.now()]);
   } catch (error) {
-    ctx.log(`enrolment: spent token ${tokenId}'s broker user could not be removed (the token sweep removes it): ${String(error)}`);
+    ctx.log(`enrolment: spent token ${tokenId}'s broker user could not be removed (the token sweep removes it): ${String(error)}`, { level: 'warn', token: tokenId });
   }
 }

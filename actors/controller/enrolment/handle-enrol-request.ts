@@ -54,24 +54,25 @@ export async function handleEnrolRequest(ctx: ControllerContext, subject: string
   try {
     decision = await enrolInStore(ctx.store, request, overlayPool(ctx.config.overlay.cidr), ctx.now());
   } catch (error) {
-    ctx.log(`enrolment with token ${tokenId} failed in the store: ${describe(error)}`);
+    ctx.log(`enrolment with token ${tokenId} failed in the store: ${describe(error)}`, { level: 'error', token: tokenId });
     return refused('unavailable', 'its records could not be written; the token was not used');
   }
   if (!decision.ok) {
-    ctx.log(`enrolment with token ${tokenId} refused: ${decision.refusal} (${decision.detail})`);
+    ctx.log(`enrolment with token ${tokenId} refused: ${decision.refusal} (${decision.detail})`, { level: 'warn', token: tokenId, refusal: decision.refusal });
     return refused(decision.refusal, decision.detail);
   }
 
   try {
     await openNodeConsumer(ctx.nc, decision.node, { fresh: !decision.again || !(await sentSinceEnrolment(ctx, decision.node)) });
   } catch (error) {
-    ctx.log(`enrolment of node ${decision.node} with token ${tokenId}: its queue could not be made on the broker: ${describe(error)}`);
+    ctx.log(`enrolment of node ${decision.node} with token ${tokenId}: its queue could not be made on the broker: ${describe(error)}`, { level: 'error', node: decision.node, token: tokenId });
     return refused('unavailable', 'the node\'s queue could not be made on the broker; enrolling again with the same token finishes it');
   }
   ctx.log(
     decision.again
       ? `node ${decision.node} asked again with token ${tokenId}: told its name again`
       : `node ${decision.node} enrolled${decision.reenrolled ? ' again (re-enrolment)' : ''} with token ${tokenId}, overlay address ${decision.overlay_address}`,
+    { node: decision.node, token: tokenId },
   );
   return { reply: { ok: true, node: decision.node }, token_id: tokenId, enrolled: { node: decision.node, nkey: request.nkey_public, again: decision.again, reenrolled: decision.reenrolled } };
 }

@@ -75,7 +75,7 @@ export async function keepHandAct(ctx: Pick<ControllerContext, 'store' | 'now' |
     return null;
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    ctx.log(`hand-acts: ${act.verb}${act.subject === null ? '' : ` ${act.subject}`} was done but could not be recorded: ${why}`);
+    ctx.log(`hand-acts: ${act.verb}${act.subject === null ? '' : ` ${act.subject}`} was done but could not be recorded: ${why}`, { level: 'error', verb: act.verb });
     return `(done, but not recorded as a hand act: ${why}; record it with mesh-control hand-act record --why TEXT)`;
   }
 }

@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { KvWatchInclude, type KvEntry } from '@nats-io/kv';
 import type { LeaseRenewed, LeaseTaken, LeaseTimings } from '../../../machines/lease.machine';
@@ -45,7 +46,7 @@ export interface KvLeaseOptions {
   /** The wall clock, for the times written in the key and the floor. */
   wallClock?: () => Date;
   /** One line for the operator's log. */
-  log?: (line: string) => void;
+  log?: ControllerLog;
 }
 
 /**
@@ -76,7 +77,7 @@ export class KvLease implements LeaseOperations {
   readonly #windowMs: number;
   readonly #now: () => number;
   readonly #wallClock: () => Date;
-  readonly #log: (line: string) => void;
+  readonly #log: ControllerLog;
   #takenAt: string | undefined;
 
   constructor(options: KvLeaseOptions) {
@@ -113,7 +114,7 @@ export class KvLease implements LeaseOperations {
     try {
       const floor = await this.#floor();
       if (epoch <= floor) {
-        this.#log(`lease: taken at revision ${epoch}, not above the store's epoch floor ${floor} (the bucket was made again); raising the bucket past it`);
+        this.#log(`lease: taken at revision ${epoch}, not above the store's epoch floor ${floor} (the bucket was made again); raising the bucket past it`, { level: 'warn', epoch, floor });
         await this.#compactPast(floor);
         sentAt = this.#now();
         try {
@@ -189,7 +190,7 @@ export class KvLease implements LeaseOperations {
         for await (const entry of watch) if (entry.operation !== 'PUT') onFreed();
       } catch (error) {
         // Trying every contendEveryMs still finds a freed key; the watch only makes it quicker.
-        if (!stopped) this.#log(`lease: could not watch the key for a holder giving it back: ${(error as Error)?.message ?? String(error)}`);
+        if (!stopped) this.#log(`lease: could not watch the key for a holder giving it back: ${(error as Error)?.message ?? String(error)}`, { level: 'warn' });
       }
     })();
     return () => {

@@ -38,7 +38,7 @@ export function leaseLogic(deps: LeaseDeps) {
       }),
       release: fromPromise<void, { revision: number }>(async ({ input }) => {
         await deps.lease.release(input.revision);
-        deps.log(`lease: given back (revision ${input.revision})`);
+        deps.log(`lease: given back (revision ${input.revision})`, { revision: input.revision });
       }),
       watchHolder: fromCallback(({ sendBack }) => deps.lease.watchFreed(() => sendBack({ type: 'lease.freed' }))),
     },
@@ -55,7 +55,7 @@ export function leaseLogic(deps: LeaseDeps) {
       },
       noteRival: (_, params: { reason: string }) => {
         deps.gate.note(params.reason);
-        if (params.reason !== lastRival) deps.log(`lease: standing by: ${params.reason}`);
+        if (params.reason !== lastRival) deps.log(`lease: standing by: ${params.reason}`, { level: 'info' });
         lastRival = params.reason;
       },
       noteForeign: (_, params: { reason: string; epoch: number | null }) => {

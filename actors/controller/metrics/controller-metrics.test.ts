@@ -87,4 +87,27 @@ describe('the controller\'s metrics', () => {
     expect(text).not.toMatch(/^mesh_controller_nodes\{/m);
     expect(sample(text, 'mesh_controller_store_reads_failed_total')).toBe(1);
   });
+
+  test('count open conditions by kind at each scrape, every row\'s kind shown even at zero', async () => {
+    let open: string[] = ['heartbeat-silent', 'heartbeat-silent', 'probe-failed'];
+    const metrics = controllerMetrics({ store: t.store, lease: { standing: () => standing }, tally, repairs: () => repairs.counts(), processMetrics: false, openConditionKinds: () => Promise.resolve(open) });
+    let text = await metrics.metrics();
+    expect(sample(text, 'mesh_controller_conditions_open{kind="heartbeat-silent"}')).toBe(2);
+    expect(sample(text, 'mesh_controller_conditions_open{kind="probe-failed"}')).toBe(1);
+    expect(sample(text, 'mesh_controller_conditions_open{kind="call-hung"}')).toBe(0);
+    open = [];
+    // One read serves one scrape; the next scrape (another request) comes after a turn of the loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    text = await metrics.metrics();
+    expect(sample(text, 'mesh_controller_conditions_open{kind="heartbeat-silent"}')).toBe(0);
+    expect(sample(text, 'mesh_controller_condition_reads_failed_total')).toBe(0);
+  });
+
+  test('a condition store that cannot be read leaves conditions_open out of that scrape and counts it', async () => {
+    const metrics = controllerMetrics({ store: t.store, lease: { standing: () => standing }, tally, repairs: () => repairs.counts(), processMetrics: false, openConditionKinds: () => Promise.reject(new Error('no responders')) });
+    const text = await metrics.metrics();
+    expect(text).not.toMatch(/^mesh_controller_conditions_open\{/m);
+    expect(sample(text, 'mesh_controller_condition_reads_failed_total')).toBe(1);
+    expect(sample(text, 'mesh_controller_nodes{state="enrolled"}')).toBeDefined();
+  });
 });

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { PlanState } from '../../../machines/plan.machine';
+import { PROBE_FAILED, SIGNALS } from '../conditions/signals-table';
 import type { BusRepairCounts } from '../declarations/bus-repairs';
 import type { LeaseStanding } from '../lease/lease-gate';
 import type { Sql } from '../store/sql-store';
@@ -32,6 +33,11 @@ export interface ControllerMetricsDeps {
   tally: MeshTally;
   /** The bus repairs made since the process started. */
   repairs(): BusRepairCounts;
+  /**
+   * The kinds of the open conditions, one entry per open condition (the condition store); left
+   * out, the series is not served (a controller without a condition store).
+   */
+  openConditionKinds?: () => Promise<readonly string[]>;
   /** How long a scrape waits for the store before leaving nodes and plans out (STORE_BOUND_MS). */
   storeBoundMs?: number;
   /** The process's own metrics (memory, event loop lag, handles); on unless false. */
@@ -143,7 +149,34 @@ export function controllerMetrics(deps: ControllerMetricsDeps): Registry {
       this.inc({ outcome: 'failed' }, deps.tally.renewalsFailed);
     },
   });
-  // Open conditions by kind (mesh_controller_conditions_open{kind}) go here, read from the condition store once it exists.
+  const openKinds = deps.openConditionKinds;
+  if (openKinds !== undefined) {
+    let conditionReadsFailed = 0;
+    let conditionsNow: Promise<readonly string[] | null> | undefined;
+    // Read once per scrape, shared by the gauge and its failure count, as the store's read is.
+    const readConditions = () =>
+      (conditionsNow ??= withinBound(openKinds(), deps.storeBoundMs ?? STORE_BOUND_MS)
+        .then((kinds) => kinds, () => null)
+        .finally(() => setImmediate(() => (conditionsNow = undefined))));
+    new Gauge({
+      name: `${METRICS_PREFIX}conditions_open`, help: 'Open conditions by kind (every row of the signals table shown even at zero); no samples when the condition store could not be read', labelNames: ['kind'], registers,
+      async collect() {
+        this.reset();
+        const kinds = await readConditions();
+        if (kinds === null) return;
+        for (const kind of [...SIGNALS.map((row) => row.kind), PROBE_FAILED]) this.set({ kind }, 0);
+        for (const kind of kinds) this.inc({ kind });
+      },
+    });
+    new Counter({
+      name: `${METRICS_PREFIX}condition_reads_failed_total`, help: 'Scrapes whose read of the open conditions failed (conditions_open then has no samples)', registers,
+      async collect() {
+        if ((await readConditions()) === null) conditionReadsFailed += 1;
+        this.reset();
+        this.inc(conditionReadsFailed);
+      },
+    });
+  }
   if (deps.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
   return registry;
 }

@@ -116,7 +116,7 @@ export class PushScopeConflict extends OperatorError {
   constructor(node: string) {
     super('push takes a node or --behind, not both; nothing was sent', {
       value: node,
-      next: `run mesh-control push ${node} to send that node only, or mesh-control push --behind for every node behind`,
+      next: `run mesh-control push ${node} --why TEXT to send that node only, or mesh-control push --behind --why TEXT for every node behind`,
     });
   }
 }

@@ -50,7 +50,7 @@ export function moduleAddedText(added: ModuleAdded, firstReportWaitMs: number): 
     } else if (added.upgrade_policy === 'together') {
       lines.push('every node is sent it now');
     } else {
-      lines.push(`held: a node gets it when a push names it (mesh-control push NODE) or pushes the whole mesh (mesh-control push)`);
+      lines.push(`held: a node gets it when a push names it (mesh-control push NODE --why TEXT) or pushes the whole mesh (mesh-control push --why TEXT)`);
     }
     lines.push(`follow it with: mesh-control plans show ${plan.id}`);
   }

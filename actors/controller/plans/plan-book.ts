@@ -115,11 +115,11 @@ export class PlanBook {
       ...(this.#options.beforeSend === undefined ? {} : { beforeSend: this.#options.beforeSend }),
       onEnded: (ended) => {
         if (this.#runners.get(ended.id) === ended) this.#runners.delete(ended.id);
-        this.#ctx.log(`plans: plan ${ended.id} (${ended.revision.module} ${ended.revision.version}) ${ended.state()}${ended.context().note === null ? '' : `: ${ended.context().note}`}`);
+        this.#ctx.log(`plans: plan ${ended.id} (${ended.revision.module} ${ended.revision.version}) ${ended.state()}${ended.context().note === null ? '' : `: ${ended.context().note}`}`, { plan: ended.id, state: ended.state() });
       },
       onBroken: (broken, error) => {
         if (this.#runners.get(broken.id) === broken) this.#runners.delete(broken.id);
-        this.#ctx.log(`plans: plan ${broken.id} is no longer worked here: ${(error as Error)?.message ?? String(error)}`);
+        this.#ctx.log(`plans: plan ${broken.id} is no longer worked here: ${(error as Error)?.message ?? String(error)}`, { level: 'error', plan: broken.id });
       },
     });
     this.#runners.set(row.id, runner);
@@ -128,7 +128,7 @@ export class PlanBook {
     // A plan a newer one was opened beside (while this one was not worked) must not go on.
     const newer = await newerPlanOf(this.#ctx.store, row);
     if (newer !== null && row.state !== 'opening') {
-      await runner.send({ type: 'plan.superseded', by: newer }).catch((error: unknown) => this.#ctx.log(`plans: plan ${row.id} could not be superseded by plan ${newer}: ${String(error)}`));
+      await runner.send({ type: 'plan.superseded', by: newer }).catch((error: unknown) => this.#ctx.log(`plans: plan ${row.id} could not be superseded by plan ${newer}: ${String(error)}`, { level: 'error', plan: row.id, by: newer }));
     }
     return runner;
   }
@@ -170,7 +170,7 @@ export class PlanBook {
       if (carried === undefined || carried.seq < runner.revision.seq) continue;
       const context = runner.context();
       if (!context.targets.includes(node) || context.sent[node] !== undefined) continue;
-      events.push(runner.send({ type: 'nodes.pushed', sent: { [node]: send } }).catch((error: unknown) => this.#ctx.log(`plans: plan ${runner.id} did not take the push to ${node}: ${String(error)}`)));
+      events.push(runner.send({ type: 'nodes.pushed', sent: { [node]: send } }).catch((error: unknown) => this.#ctx.log(`plans: plan ${runner.id} did not take the push to ${node}: ${String(error)}`, { level: 'warn', plan: runner.id, node })));
     }
     await Promise.all(events);
   }
@@ -204,7 +204,7 @@ export class PlanBook {
       const verdict = await judgeFirstReport(this.#ctx.store, first, send);
       if (verdict === undefined || runner.state() !== 'awaitingFirst') continue;
       const event: PlanEvent = verdict.kind === 'applied' ? { type: 'first.applied' } : { type: 'first.failed', reason: verdict.reason };
-      await runner.send(event).catch((error: unknown) => this.#ctx.log(`plans: plan ${runner.id} did not take its first machine's report: ${String(error)}`));
+      await runner.send(event).catch((error: unknown) => this.#ctx.log(`plans: plan ${runner.id} did not take its first machine's report: ${String(error)}`, { level: 'warn', plan: runner.id }));
     }
     if (this.#stopped || (this.#ctx.lease !== undefined && !this.#ctx.lease.isActing())) return;
     for (const row of await openPlans(this.#ctx.store)) {
@@ -217,7 +217,7 @@ export class PlanBook {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       void this.checkNow()
-        .catch((error: unknown) => this.#ctx.log(`plans: looking at reports failed: ${(error as Error)?.message ?? String(error)}`))
+        .catch((error: unknown) => this.#ctx.log(`plans: looking at reports failed: ${(error as Error)?.message ?? String(error)}`, { level: 'error' }))
         .finally(() => this.#schedule());
     }, this.#options.checkEveryMs);
     this.#timer.unref();
@@ -236,7 +236,7 @@ export class PlanBook {
     // Older plans are taken up before newer ones (start reads them by id), so each is here.
     for (const older of this.runners()) {
       if (older.id >= row.id || older.revision.module !== row.module) continue;
-      await older.send({ type: 'plan.superseded', by: row.id }).catch((error: unknown) => this.#ctx.log(`plans: plan ${older.id} could not be superseded by plan ${row.id}: ${String(error)}`));
+      await older.send({ type: 'plan.superseded', by: row.id }).catch((error: unknown) => this.#ctx.log(`plans: plan ${older.id} could not be superseded by plan ${row.id}: ${String(error)}`, { level: 'error', plan: older.id, by: row.id }));
     }
   }
 }

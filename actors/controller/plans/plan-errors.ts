@@ -17,7 +17,7 @@ export class PlanEnded extends OperatorError {
     super(`plan ${id} has ended (${state}); it cannot be ${asked}`, {
       value: String(id),
       next: supersededBy === null
-        ? `see what it sent and never sent: mesh-control plans show ${id}; a node left behind is sent by mesh-control push NODE`
+        ? `see what it sent and never sent: mesh-control plans show ${id}; a node left behind is sent by mesh-control push NODE --why TEXT`
         : `plan ${supersededBy} holds its nodes now: mesh-control plans show ${supersededBy}`,
     });
     this.id = id;

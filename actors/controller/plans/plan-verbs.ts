@@ -43,7 +43,7 @@ export function registerPlanVerbs(verbs: VerbRegistry, book: PlanBook): void {
   verbs.register('plans.close', PlanHandActArgs, async (ctx, args) => {
     const reason = checkHandAct('plans close', args, false);
     const view = planView(await book.close(args.id));
-    const text = `plan ${view.id} closed; ${view.unsent.length === 0 ? 'it had sent every node' : `never sent: ${view.unsent.join(', ')} (mesh-control push NODE sends one)`}`;
+    const text = `plan ${view.id} closed; ${view.unsent.length === 0 ? 'it had sent every node' : `never sent: ${view.unsent.join(', ')} (mesh-control push NODE --why TEXT sends one)`}`;
     const unkept = await keepHandAct(ctx, { verb: 'plans.close', subject: `plan ${view.id}`, ...reason });
     return { result: view, text: unkept === null ? text : `${text}\n${unkept}` };
   });

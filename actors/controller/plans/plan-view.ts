@@ -95,7 +95,7 @@ export function formatPlan(view: PlanView): string {
   }
   if (view.unsent.length > 0) {
     lines.push('');
-    lines.push(view.ended ? `never sent: ${view.unsent.join(', ')} (mesh-control push NODE sends one)` : `still to send: ${view.unsent.join(', ')}`);
+    lines.push(view.ended ? `never sent: ${view.unsent.join(', ')} (mesh-control push NODE --why TEXT sends one)` : `still to send: ${view.unsent.join(', ')}`);
   }
   return lines.join('\n');
 }

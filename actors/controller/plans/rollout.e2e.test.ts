@@ -309,7 +309,7 @@ describe('plans', () => {
       const opened = await addWeb('1.6');
       await planState(opened.plan?.id ?? 0, 'awaitingFirst');
       const closed = await mesh.control(['plans', 'close', String(opened.plan?.id)]);
-      expect(closed.stdout).toBe(`plan ${opened.plan?.id} closed; never sent: b, c, d, e (mesh-control push NODE sends one)\n`);
+      expect(closed.stdout).toBe(`plan ${opened.plan?.id} closed; never sent: b, c, d, e (mesh-control push NODE --why TEXT sends one)\n`);
       return opened;
     });
     expect((await plan(added.plan?.id ?? 0)).state).toBe('closed');
@@ -326,7 +326,7 @@ describe('plans', () => {
     for (const node of ['c', 'd', 'e']) expect([node, await mesh.fileOn(node, VERSION_FILE)]).toEqual([node, '1.5\n']);
 
     const both = await mesh.control(['push', 'c', '--behind', '--why', 'both at once']);
-    expect(both.stderr).toBe('error: push takes a node or --behind, not both; nothing was sent: "c"\nnext:  run mesh-control push c to send that node only, or mesh-control push --behind for every node behind\n');
+    expect(both.stderr).toBe('error: push takes a node or --behind, not both; nothing was sent: "c"\nnext:  run mesh-control push c --why TEXT to send that node only, or mesh-control push --behind --why TEXT for every node behind\n');
 
     const everywhere = await mesh.control(['push', '--why', 'the whole mesh']);
     expect(everywhere.stdout.split('\n')[0]).toBe('push to the whole mesh: every node (5), each moved to the newest revision of every module it runs; 5 sent');

@@ -45,7 +45,7 @@ export function sendPlanRevision(ctx: ControllerContext, revision: PlanRevision,
       }
       return { sent: { generation: outcome.sent.generation, digest: outcome.sent.digest, at: outcome.sent.sent_at.toISOString() } };
     } catch (error) {
-      await putBack().catch((undo: unknown) => ctx.log(`plans: could not put node ${node}'s ${revision.module} back to ${assignment.version}: ${String(undo)}`));
+      await putBack().catch((undo: unknown) => ctx.log(`plans: could not put node ${node}'s ${revision.module} back to ${assignment.version}: ${String(undo)}`, { level: 'error', node, module: revision.module }));
       return { failed: (error as Error)?.message ?? String(error) };
     }
   });

@@ -41,11 +41,11 @@ export function presencePart(options: PresenceOptions = {}): ControllerPart {
           const now = ctx.now();
           const marked = await markDisconnected(ctx.store, now, ctx.epoch(), periods, listeningSince);
           for (const node of marked) {
-            ctx.log(`presence: node ${node.name} (${node.host_kind}) is disconnected: not heard from since ${node.since.toISOString()} (${formatSpan(now.getTime() - node.since.getTime())}; its kind beats every ${formatSpan(periods[node.host_kind])})`);
+            ctx.log(`presence: node ${node.name} (${node.host_kind}) is disconnected: not heard from since ${node.since.toISOString()} (${formatSpan(now.getTime() - node.since.getTime())}; its kind beats every ${formatSpan(periods[node.host_kind])})`, { level: 'warn', node: node.name, kind: node.host_kind });
           }
           if (marked.length > 0) options.news?.(`${marked.length} node(s) disconnected`);
         })()
-          .catch((error: unknown) => ctx.log(`presence: could not judge which nodes are silent (tried again in ${formatSpan(everyMs)}): ${error instanceof Error ? error.message : String(error)}`))
+          .catch((error: unknown) => ctx.log(`presence: could not judge which nodes are silent (tried again in ${formatSpan(everyMs)}): ${error instanceof Error ? error.message : String(error)}`, { level: 'error' }))
           .finally(() => {
             running = undefined;
           });

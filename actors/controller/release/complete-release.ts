@@ -19,5 +19,5 @@ export async function completeRelease(ctx: ControllerContext, node: string): Pro
      WHERE name = $1`,
     [node, now],
   );
-  ctx.log(`node ${node} released: its broker user, consumer and overlay address are gone`);
+  ctx.log(`node ${node} released: its broker user, consumer and overlay address are gone`, { node });
 }

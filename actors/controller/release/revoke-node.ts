@@ -98,7 +98,7 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
     for (const id of found.ended) await ctx.broker.removeEnrolment(id);
     return found;
   });
-  ctx.log(`node ${node} revoked${why === null ? '' : ` (${why})`}: broker user ${outcome.row.nkey ?? '(none held)'} removed, ${outcome.ended.size} open token(s) ended`);
+  ctx.log(`node ${node} revoked${why === null ? '' : ` (${why})`}: broker user ${outcome.row.nkey ?? '(none held)'} removed, ${outcome.ended.size} open token(s) ended`, { level: 'warn', node });
   await refreshPeers(ctx, node);
 
   const credentials: IssuedCredential[] = [];

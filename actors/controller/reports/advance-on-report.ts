@@ -55,7 +55,7 @@ export async function advanceOnReport(ctx: ControllerContext, report: Report): P
       const reason = `the overlay (generation ${sent.generation}) did not apply: ${troubled.join(', ')}`;
       if (state.overlay_applied_generation === null) {
         await holdFull(ctx.store, report.node, reason, now);
-        ctx.log(`node ${report.node}: full declaration held: ${reason}`);
+        ctx.log(`node ${report.node}: full declaration held: ${reason}`, { level: 'warn', node: report.node });
         return { kind: 'full_held', reason };
       }
       return { kind: 'none' };
@@ -71,14 +71,14 @@ export async function advanceOnReport(ctx: ControllerContext, report: Report): P
     if (troubled.length > 0) {
       const reason = `the final declaration (generation ${sent.generation}) left resources behind: ${troubled.join(', ')}`;
       await holdRelease(ctx.store, report.node, reason, now);
-      ctx.log(`node ${report.node}: release held: ${reason}`);
+      ctx.log(`node ${report.node}: release held: ${reason}`, { level: 'warn', node: report.node });
       return { kind: 'release_held', reason };
     }
     await completeRelease(ctx, report.node);
     return { kind: 'released' };
   }
 
-  if (troubled.length > 0) ctx.log(`node ${report.node}: generation ${sent.generation} did not fully apply: ${troubled.join(', ')}`);
+  if (troubled.length > 0) ctx.log(`node ${report.node}: generation ${sent.generation} did not fully apply: ${troubled.join(', ')}`, { level: 'warn', node: report.node, generation: sent.generation });
   return { kind: 'none' };
 }
 

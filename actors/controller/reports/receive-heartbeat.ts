@@ -29,7 +29,7 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
     heartbeat = undefined;
   }
   if (heartbeat === undefined || !heartbeat.success || heartbeat.data.node !== node) {
-    ctx.log(`reports: a heartbeat on ${subject} ignored: it is not a heartbeat of node ${node}`);
+    ctx.log(`reports: a heartbeat on ${subject} ignored: it is not a heartbeat of node ${node}`, { level: 'warn', subject });
     return false;
   }
   if (ctx.lease?.isActing() === false) return false;
@@ -37,16 +37,16 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
   // What the node pins, for a certificate rotation: kept only when it changed.
   if (recorded && heartbeat.data.broker_fingerprints !== undefined) await recordBrokerPins(ctx.store, node, heartbeat.data.broker_fingerprints, at);
-  if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`);
+  if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`, { level: 'warn', node });
   else durationsOf(ctx.store).heartbeat(node, at);
   if (back !== undefined) {
     const said = heartbeat.data.seconds_since_linked === null ? '' : `; it says it was unlinked ${formatSpan(heartbeat.data.seconds_since_linked * 1000)}`;
-    ctx.log(`presence: node ${node} is enrolled again after ${formatSpan(back.seconds * 1000)} away (silent since ${back.from.toISOString()})${said}`);
+    ctx.log(`presence: node ${node} is enrolled again after ${formatSpan(back.seconds * 1000)} away (silent since ${back.from.toISOString()})${said}`, { node });
   }
   if (recorded && heartbeat.data.deaf !== undefined && ctx.lease?.isActing() !== false) {
     await nodeWorkQueue(ctx)
       .run(node, () => busObjects(ctx).assertForSend(node))
-      .catch((error: unknown) => ctx.log(`reports: node ${node} cannot hear its declarations, and its consumer could not be asserted (the read-back tries again): ${error instanceof Error ? error.message : String(error)}`));
+      .catch((error: unknown) => ctx.log(`reports: node ${node} cannot hear its declarations, and its consumer could not be asserted (the read-back tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'error', node }));
   }
   return recorded;
 }

@@ -30,7 +30,7 @@ export async function receiveReport(ctx: ControllerContext, subject: string, dat
   const rejected = async (reason: 'wrong_subject' | 'malformed', detail: string): Promise<ReportReceived> => {
     await countReportRejection(ctx.store, node, reason, at);
     meshTally(ctx).reportRefused(reason);
-    ctx.log(`reports: a report on ${subject} refused (${reason}): ${detail}`);
+    ctx.log(`reports: a report on ${subject} refused (${reason}): ${detail}`, { level: 'warn', subject, reason });
     return { kind: 'rejected', node, reason, detail };
   };
 
@@ -52,13 +52,13 @@ export async function receiveReport(ctx: ControllerContext, subject: string, dat
     const recorded = await recordNodeReport(ctx.store, report, at);
     if (!recorded.accepted) {
       meshTally(ctx).reportRefused(recorded.reason);
-      ctx.log(`reports: node ${node}'s report (epoch ${report.epoch}, sequence ${report.sequence}, report ${report.report_sequence}) refused: ${recorded.reason}`);
+      ctx.log(`reports: node ${node}'s report (epoch ${report.epoch}, sequence ${report.sequence}, report ${report.report_sequence}) refused: ${recorded.reason}`, { level: 'warn', node, reason: recorded.reason });
       return { kind: 'recorded', node, recorded, advance: { kind: 'none' } } as const;
     }
     meshTally(ctx).reportKept();
     if (report.refused !== undefined) {
       meshTally(ctx).declarationRefused(report.refused.reason);
-      ctx.log(`reports: node ${node} refused a declaration (${report.refused.reason}${report.refused.generation === undefined ? '' : `, generation ${report.refused.generation}`}${report.refused.detail === undefined ? '' : `: ${report.refused.detail}`})`);
+      ctx.log(`reports: node ${node} refused a declaration (${report.refused.reason}${report.refused.generation === undefined ? '' : `, generation ${report.refused.generation}`}${report.refused.detail === undefined ? '' : `: ${report.refused.detail}`})`, { level: 'warn', node, reason: report.refused.reason });
     }
     return { kind: 'recorded', node, recorded, advance: await advanceOnReport(ctx, report) } as const;
   });

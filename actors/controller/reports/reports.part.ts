@@ -20,11 +20,11 @@ export const reportsPart: ControllerPart = {
     const take = (what: string, handle: (ctx: ControllerContext, subject: string, data: Uint8Array) => Promise<unknown>) =>
       (error: Error | null, message: Msg): void => {
         if (error !== null) {
-          ctx.log(`reports: ${what} subscription error: ${error.message}`);
+          ctx.log(`reports: ${what} subscription error: ${error.message}`, { level: 'error' });
           return;
         }
         const work = handle(ctx, message.subject, message.data)
-          .catch((failure: unknown) => ctx.log(`reports: a ${what} on ${message.subject} could not be taken: ${(failure as Error)?.stack ?? String(failure)}`))
+          .catch((failure: unknown) => ctx.log(`reports: a ${what} on ${message.subject} could not be taken: ${(failure as Error)?.stack ?? String(failure)}`, { level: 'error', subject: message.subject }))
           .finally(() => underWay.delete(work));
         underWay.add(work);
       };

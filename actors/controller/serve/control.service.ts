@@ -72,10 +72,10 @@ export function controlService(deps: ControlServiceDeps): ControllerService {
         { query: true },
       );
       const abandoned = await calls.abandonStopped().catch((error: unknown) => {
-        ctx.log(`calls: the calls a stopped controller left running could not be marked abandoned: ${(error as Error)?.message ?? String(error)}`);
+        ctx.log(`calls: the calls a stopped controller left running could not be marked abandoned: ${(error as Error)?.message ?? String(error)}`, { level: 'error' });
         return [];
       });
-      if (abandoned.length > 0) ctx.log(`calls: ${abandoned.length} call${abandoned.length === 1 ? '' : 's'} a stopped controller left running marked abandoned: ${abandoned.join(', ')}`);
+      if (abandoned.length > 0) ctx.log(`calls: ${abandoned.length} call${abandoned.length === 1 ? '' : 's'} a stopped controller left running marked abandoned: ${abandoned.join(', ')}`, { level: 'warn', abandoned: abandoned.length });
       const dispatcher = startControlDispatcher(ctx, verbs, {
         calls,
         ...(deps.answerWithinMs === undefined ? {} : { answerWithinMs: deps.answerWithinMs }),

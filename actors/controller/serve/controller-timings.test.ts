@@ -15,6 +15,7 @@ describe('MESH_CONTROLLER_TIMINGS', () => {
 
   test('sets how often the doctor runs', () => {
     expect(controllerTimingsFromEnvironment({ MESH_CONTROLLER_TIMINGS: 'doctor=2s' })).toEqual({ doctor: { everyMs: 2000 } });
+    expect(controllerTimingsFromEnvironment({ MESH_CONTROLLER_TIMINGS: 'watchdog=200ms' })).toEqual({ conditions: { watchdogEveryMs: 200 } });
   });
 
   test('refuses what it cannot read, quoting it and naming what it takes', () => {

@@ -6,7 +6,7 @@ import type { ServeControllerOptions } from './serve-controller';
 /**
  * The environment variable that shortens how `mesh-control serve` judges silence, for tests
  * of real processes and for watching a mesh closely: `MESH_CONTROLLER_TIMINGS="presence=200ms
- * heartbeat_resident=1s heartbeat_episodic=60m doctor=1m"` (doctor: how often its probes run) (comma or space separated; durations in ms, s
+ * heartbeat_resident=1s heartbeat_episodic=60m doctor=1m watchdog=200ms"` (doctor: how often its probes run; watchdog: how often it looks over the signals table) (comma or space separated; durations in ms, s
  * or m). Deliberately not a documented option, as MESH_HOST_TIMINGS is not: the defaults are
  * the product, and a host's period must match the controller's for its kind.
  */
@@ -22,13 +22,14 @@ export class ControllerTimingsInvalid extends OperatorError {
   }
 }
 
-type Timings = Pick<ServeControllerOptions, 'presenceEveryMs' | 'doctor'> & { heartbeatPeriods?: Record<HostKind, number> };
+type Timings = Pick<ServeControllerOptions, 'presenceEveryMs' | 'doctor' | 'conditions'> & { heartbeatPeriods?: Record<HostKind, number> };
 
 const SETTERS: Record<string, (timings: Timings, ms: number) => void> = {
   presence: (t, ms) => { t.presenceEveryMs = ms; },
   heartbeat_resident: (t, ms) => { t.heartbeatPeriods = { ...(t.heartbeatPeriods ?? HEARTBEAT_PERIOD_MS), resident: ms }; },
   heartbeat_episodic: (t, ms) => { t.heartbeatPeriods = { ...(t.heartbeatPeriods ?? HEARTBEAT_PERIOD_MS), episodic: ms }; },
   doctor: (t, ms) => { t.doctor = { ...t.doctor, everyMs: ms }; },
+  watchdog: (t, ms) => { t.conditions = { ...t.conditions, watchdogEveryMs: ms }; },
 };
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };

@@ -86,8 +86,11 @@ describe('the serving controller\'s tree', () => {
     // The restarted receiver takes reports, and the rest of the controller answered all along.
     serving.ctx.nc.publish(reportSubject('kitchen'), JSON.stringify(report('kitchen', { epoch: 1, sequence: 1, report_sequence: 1 })));
     await eventually('the report is kept', async () => (await serving.ctx.store.query('SELECT 1 FROM reports WHERE node = $1', ['kitchen'])).length === 1);
+    // Status answers its last composition, made after news (the restart among it): wait for the one after the restart.
+    const restarted = { kind: 'supervision', subject: 'reports', detail: 'running again; 1 restart lately; last error: killed by the test' };
+    await eventually('status to show the restart', async () => ((await callController(suite.mesh.dir, 'status', {})).result as ControllerStatus).problems.some((problem) => JSON.stringify(problem) === JSON.stringify(restarted)));
     const status = (await callController(suite.mesh.dir, 'status', {})).result as ControllerStatus;
-    expect(status.problems).toContainEqual({ kind: 'supervision', subject: 'reports', detail: 'running again; 1 restart lately; last error: killed by the test' });
+    expect(status.problems).toContainEqual(restarted);
   });
 
   test('refuses and counts a report older than the node\'s latest, and status shows the count', async () => {

@@ -38,12 +38,12 @@ function subscriberPart(
         queue: REPORTS_QUEUE,
         callback: (error: Error | null, message: Msg) => {
           if (error !== null) {
-            ctx.log(`${name}: subscription error: ${error.message}`);
+            ctx.log(`${name}: subscription error: ${error.message}`, { level: 'error', child: name });
             return;
           }
           const work = handle(ctx, message.subject, message.data)
             .then(() => news(`a ${what} on ${message.subject}`))
-            .catch((failure: unknown) => ctx.log(`${name}: a ${what} on ${message.subject} could not be taken: ${(failure as Error)?.stack ?? String(failure)}`))
+            .catch((failure: unknown) => ctx.log(`${name}: a ${what} on ${message.subject} could not be taken: ${(failure as Error)?.stack ?? String(failure)}`, { level: 'error', subject: message.subject }))
             .finally(() => underWay.delete(work));
           underWay.add(work);
         },

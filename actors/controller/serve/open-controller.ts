@@ -91,7 +91,7 @@ export async function openController(dir: string, options: OpenControllerOptions
       throw error instanceof BrokerUnreachable ? new BrokerUnreachableAtStart(error.url, error.reason, layout.dir, error) : error;
     });
     const stream = await ensureDeclarationStream(nc);
-    if (stream !== 'present') log(`broker: declaration stream ${stream}`);
+    if (stream !== 'present') log(`broker: declaration stream ${stream}`, { stream });
     const brokerUsers = new LeasedBrokerUsers(() =>
       FileBrokerUsers.open(store, now(), {
         brokerDir: config.broker.dir,

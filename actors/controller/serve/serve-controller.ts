@@ -284,6 +284,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
         lease: gate,
         tally,
         repairs: () => busObjects(ctx).repairs.counts(),
+        openConditionKinds: async () => (await conditions.open(ctx.now())).map((condition) => condition.kind),
         ...(options.metrics.processMetrics === undefined ? {} : { processMetrics: options.metrics.processMetrics }),
       }, ctx.log)]),
     brokerUsersService(brokerUsers),
@@ -378,7 +379,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
         gate.end('stopped', null);
         await ledger.settled();
         await opened.close();
-        ctx.log('stopped');
+        ctx.log('stopped', { level: 'info' });
       })()),
   };
 
@@ -390,7 +391,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
     ended.then((error) => ({ error })),
   ]);
   if (typeof outcome === 'object') throw outcome.error;
-  if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`);
+  if (outcome === 'standing by' && !gate.isActing()) ctx.log(`standing by: ${gate.standing().note ?? 'another controller holds the lease'}; this controller acts once it is given back or expires`, { level: 'info' });
   return serving;
 }
 

@@ -50,7 +50,7 @@ export function statusPart(board: StatusBoard, sources: StatusSources, everyMs =
             try {
               board.publish(await composeStatus(sources));
             } catch (error) {
-              ctx.log(`status: could not be composed (the last composition stands): ${(error as Error)?.message ?? String(error)}`);
+              ctx.log(`status: could not be composed (the last composition stands): ${(error as Error)?.message ?? String(error)}`, { level: 'error' });
             }
             if (again && !stopped) await pause();
           } while (again && !stopped);

@@ -55,12 +55,12 @@ export async function issueEnrolmentToken(
     // Also when the store held no identity: a broker user left by an earlier issue that
     // stopped half way is removed all the same.
     await ctx.broker.removeNode(request.forNode);
-    if (record.revoked_identity !== null) ctx.log(`node ${request.forNode}: identity ${record.revoked_identity} revoked; its broker user is removed`);
+    if (record.revoked_identity !== null) ctx.log(`node ${request.forNode}: identity ${record.revoked_identity} revoked; its broker user is removed`, { level: 'warn', node: request.forNode });
   }
   const waiting = record.revoked_identity === null || request.forNode === null ? undefined : await waitingFor(ctx, request.forNode);
   const sealed = record.revoked_identity === null ? [] : await itemsSealedToDeadNkey(ctx.store, record.revoked_identity);
   await ctx.broker.addEnrolment(credentials.token_id, brokerPasswordFor(credentials.secret, credentials.token_id));
-  ctx.log(`token ${credentials.token_id} issued ${request.forNode === null ? 'for a new machine' : `for node ${request.forNode}`}, expires ${expiresAt.toISOString()}`);
+  ctx.log(`token ${credentials.token_id} issued ${request.forNode === null ? 'for a new machine' : `for node ${request.forNode}`}, expires ${expiresAt.toISOString()}`, { token: credentials.token_id });
   return {
     token: encodeToken({
       broker_url: ctx.config.broker.url,

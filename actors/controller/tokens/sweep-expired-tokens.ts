@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import type { BrokerUsers } from '../controller-context';
 import type { Sql } from '../store/sql-store';
 
@@ -5,7 +6,7 @@ import type { Sql } from '../store/sql-store';
 export interface SweepDeps {
   store: Sql;
   broker: Pick<BrokerUsers, 'removeEnrolment'>;
-  log(line: string): void;
+  log: ControllerLog;
 }
 
 /** At most this many tokens per sweep, so a backlog cannot hold the broker in reloads for long. */
@@ -29,6 +30,6 @@ export async function sweepExpiredTokens(deps: SweepDeps, now: Date): Promise<st
     await deps.store.query('UPDATE tokens SET broker_user_removed_at = $2 WHERE id = $1', [id, now]);
     swept.push(id);
   }
-  if (swept.length > 0) deps.log(`tokens: ${swept.length} expired; their broker users are removed (${swept.join(', ')})`);
+  if (swept.length > 0) deps.log(`tokens: ${swept.length} expired; their broker users are removed (${swept.join(', ')})`, { expired: swept.length });
   return swept;
 }

@@ -39,7 +39,7 @@ export const tokensPart: ControllerPart = {
       sweeping = sweepExpiredTokens(ctx, ctx.now())
         .then(
           () => undefined,
-          (error: unknown) => ctx.log(`tokens: the expiry sweep failed and runs again in ${TOKEN_SWEEP_INTERVAL_MS / 1000} s: ${(error as Error)?.message ?? String(error)}`),
+          (error: unknown) => ctx.log(`tokens: the expiry sweep failed and runs again in ${TOKEN_SWEEP_INTERVAL_MS / 1000} s: ${(error as Error)?.message ?? String(error)}`, { level: 'error' }),
         )
         .finally(() => {
           sweeping = undefined;

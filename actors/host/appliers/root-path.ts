@@ -3,7 +3,7 @@ import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkd
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { ApplyContext } from './applier';
 import { ApplyFailed } from './applier';
-import { namesHostUnitFile } from './service/host-unit';
+import { ownPathRefusal } from '../../shared/host-unit/own-unit';
 
 // Where a declared path lands on this machine. Under a root other than `/` (a test root, an
 // image being prepared) a symbolic link inside the root may point anywhere on the real machine;
@@ -223,15 +223,7 @@ export function isInside(realRoot: string, real: string): boolean {
  * how the host starts could take the machine away from whoever installed the host.
  */
 export function hostOwnPath(path: string, ctx: Pick<ApplyContext, 'root' | 'stateDir' | 'hostUnit'>): string | undefined {
-  const onMachine = join(absolute(ctx.root), path);
-  const stateDir = absolute(ctx.stateDir);
-  if (onMachine === stateDir || onMachine.startsWith(stateDir + sep)) {
-    return `${path} is in the host's state directory (${ctx.stateDir}); the host's store is not a resource. Declare another path`;
-  }
-  if (namesHostUnitFile(path, ctx.hostUnit)) {
-    return `${path} defines how the host itself runs (${ctx.hostUnit}); that belongs to the installation, not to a declaration. Remove it from the module`;
-  }
-  return undefined;
+  return ownPathRefusal(path, ctx, absolute);
 }
 
 // The real path of each root seen, by the root as given: a pass resolves thousands of paths

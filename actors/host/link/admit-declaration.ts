@@ -2,12 +2,11 @@ import { Declaration } from '../../../schema/declaration';
 import type { HostState } from '../../../schema/host-state';
 import { ContractViolation } from '../../../schema/parse';
 import type { RefusalReason } from '../../../schema/report';
-import { SHAPES_FOR_HOST_KIND, type Resource, type ResourceShape } from '../../../schema/resource';
+import { SHAPES_FOR_HOST_KIND, type ResourceShape } from '../../../schema/resource';
 import { openEnvelopeWithDigest, type OpenedEnvelope } from '../../shared/crypto/envelope';
 import { EnvelopeMalformed, ForeignSigner, PayloadNotCanonical, SignatureInvalid } from '../../shared/crypto/envelope-errors';
 import type { Envelope } from '../../../schema/envelope';
-import { hostOwnPath } from '../appliers/root-path';
-import { namesHostUnit } from '../appliers/service/host-unit';
+import { ownUnitRefusal } from '../../shared/host-unit/own-unit';
 import { DEFAULT_SETTINGS } from '../host-context';
 import { rememberVerified } from '../reconcile/verified-declarations';
 
@@ -102,7 +101,7 @@ export function admitDeclaration(envelope: unknown, state: HostState, rules: Adm
   }
   const unreachable = brokerPinsUnreachable(declaration, state.pins);
   if (unreachable !== undefined) return { ok: false, reason: 'malformed', detail: unreachable, ...claims };
-  const ownUnit = declaration.resources.map((resource) => namesHostItself(resource, rules)).find((why) => why !== undefined);
+  const ownUnit = declaration.resources.map((resource) => ownUnitRefusal(resource, rules)).find((why) => why !== undefined);
   if (ownUnit !== undefined) return { ok: false, reason: 'own_unit', detail: ownUnit, ...claims };
   const allowed = new Set(rules.shapes);
   const foreignShape = declaration.resources.find((resource) => !allowed.has(resource.shape));
@@ -128,14 +127,6 @@ function brokerPinsUnreachable(declaration: Declaration, pins: NonNullable<HostS
   const held = [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
   if (given.some((fingerprint) => held.includes(fingerprint))) return undefined;
   return `the declaration pins broker certificates sha256 ${given.join(', sha256 ')}, none of which this host pins now (sha256 ${held.join(', sha256 ')}): taking it would cut this node off from the broker; a certificate rotation announces the next certificate before the switch (mesh-control broker rotate-certificate)`;
-}
-
-function namesHostItself(resource: Resource, rules: AdmissionRules): string | undefined {
-  if (resource.shape === 'service' && namesHostUnit(resource.name, rules.hostUnit)) {
-    return `the declaration names the service "${resource.name}", which is the host itself; only the installation manages it`;
-  }
-  if (resource.shape === 'file' || resource.shape === 'directory') return hostOwnPath(resource.path, rules);
-  return undefined;
 }
 
 function refusedEnvelope(error: unknown): Refused {

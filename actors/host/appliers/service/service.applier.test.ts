@@ -5,7 +5,7 @@ import type { ServiceResource } from '../../../../schema/resource';
 import type { CommandRunner } from '../../../shared/process/command-runner';
 import type { ApplyContext } from '../applier';
 import { ApplyFailed } from '../applier';
-import { HOST_UNIT_REFUSAL } from './host-unit';
+import { HOST_UNIT_REFUSAL } from '../../../shared/host-unit/host-unit';
 import { openrcBackend } from './openrc.backend';
 import { serviceApplier } from './service.applier';
 import { systemdBackend } from './systemd.backend';

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../../../shared/fs/atomic-write';
 import type { Applier, ApplyContext, Observation } from '../applier';
 import { ApplyFailed } from '../applier';
 import { pathExists } from '../path-exists';
-import { HOST_UNIT_REFUSAL, namesHostUnit } from './host-unit';
+import { HOST_UNIT_REFUSAL, namesHostUnit } from '../../../shared/host-unit/host-unit';
 import type { ServiceBackend, ServiceStatus } from './service-backend';
 import { utcTimestamp } from '../../../shared/time/utc-timestamp';
 
