@@ -57,7 +57,7 @@ export async function setSecret(ctx: Pick<ControllerContext, 'store' | 'config' 
     bytes: value.length,
     set_at: ctx.now(),
   });
-  ctx.log(`secret ${module}/${name} set, version ${version} (${value.length} bytes)`);
+  ctx.log(`secret ${module}/${name} set, version ${version} (${value.length} bytes)`, { level: 'info', module, secret: name, version });
   return { module, name, version, bytes: value.length, changed: true };
 }
 
@@ -74,7 +74,7 @@ export async function unsetSecret(ctx: Pick<ControllerContext, 'store' | 'log'>,
   }
   if (users.length > 0) throw new SecretStillNamed(module, name, users);
   const changed = await deleteSecret(ctx.store, module, name);
-  if (changed) ctx.log(`secret ${module}/${name} unset`);
+  if (changed) ctx.log(`secret ${module}/${name} unset`, { level: 'info', module, secret: name });
   return { module, name, version: null, bytes: null, changed };
 }
 
