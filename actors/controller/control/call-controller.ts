@@ -1,7 +1,8 @@
 import { nkeyAuthenticator, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ControlReply, type ControlRequest } from '../../../schema/control';
-import { BrokerUnreachable, connectPinned } from '../../shared/bus';
+import { BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
 import { OPERATOR_INBOX_PREFIX, controlSubject } from '../../shared/bus/subjects';
+import { brokerUrlsOf } from '../config/broker-urls';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
@@ -43,7 +44,7 @@ export async function callController(dir: string, verb: string, args: Record<str
   const operator = await readNkeySeedFile(config.operator.nkey_seed_file);
   let nc: NatsConnection;
   try {
-    nc = await connectPinned(config.broker.url, config.broker.fingerprint, {
+    nc = await connectPinnedAny(brokerUrlsOf(config), config.broker.fingerprint, {
       authenticator: nkeyAuthenticator(operator.seed),
       inboxPrefix: OPERATOR_INBOX_PREFIX,
       name: 'mesh-control (operator)',

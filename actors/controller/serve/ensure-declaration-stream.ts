@@ -7,14 +7,16 @@ import { DECLARATION_STREAM, DECLARATION_SUBJECTS } from '../../shared/bus/subje
  * message per subject only (a node away for a week gets its current declaration, not the
  * week's), on disk so a broker restart keeps what waits for absent nodes. Created when missing;
  * brought back to these settings when someone changed them (storage cannot change in place, and
- * is left as it is). Says which it did.
+ * is left as it is). On a cluster it is kept on `replicas` servers. Says which it did.
  */
-export async function ensureDeclarationStream(nc: NatsConnection): Promise<'created' | 'updated' | 'present'> {
+export async function ensureDeclarationStream(nc: NatsConnection, replicas = 1): Promise<'created' | 'updated' | 'present'> {
   const manager = await jetstreamManager(nc);
-  const wanted: Partial<StreamConfig> = { subjects: [DECLARATION_SUBJECTS], max_msgs_per_subject: 1 };
+  // Consumers made without a replica count take the stream's: every node's consumer is kept
+  // on as many servers as the declarations it delivers.
+  const wanted: Partial<StreamConfig> = { subjects: [DECLARATION_SUBJECTS], max_msgs_per_subject: 1, num_replicas: replicas };
   try {
     const info = await manager.streams.info(DECLARATION_STREAM);
-    if (isStreamAsWanted(info.config)) return 'present';
+    if (isStreamAsWanted(info.config) && (info.config.num_replicas ?? 1) === replicas) return 'present';
     await manager.streams.update(DECLARATION_STREAM, wanted);
     return 'updated';
   } catch (error) {

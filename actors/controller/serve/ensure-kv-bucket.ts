@@ -12,6 +12,8 @@ export interface KvBucketSettings {
   maxValueBytes: number;
   /** How long each request to the broker may take, for every operation on the bucket. */
   timeoutMs: number;
+  /** How many servers keep the bucket: the cluster's size (mesh.json `broker.replicas`), 1 unless given. */
+  replicas?: number;
 }
 
 /** An open bucket, and what raising it past a revision needs. */
@@ -29,7 +31,7 @@ const NANOS_PER_MS = 1_000_000;
  * its age limit, key limit and value size back to `settings` when they differ: the bucket
  * outlives any one controller, and a limit someone changed by hand would change what the lease
  * or the call history means. A key limit discards the oldest writes, not new ones (a KV bucket's
- * own default refuses new writes once full).
+ * own default refuses new writes once full). On a cluster it is kept on `replicas` servers.
  */
 export async function ensureKvBucket(nc: NatsConnection, name: string, settings: KvBucketSettings): Promise<KvBucket> {
   const js = jetstream(nc, { timeout: settings.timeoutMs });
@@ -38,6 +40,7 @@ export async function ensureKvBucket(nc: NatsConnection, name: string, settings:
     ttl: settings.ttlMs,
     maxValueSize: settings.maxValueBytes,
     storage: StorageType.File,
+    replicas: settings.replicas ?? 1,
   });
   const stream = `KV_${name}`;
   const jsm = await js.jetstreamManager();
@@ -46,6 +49,8 @@ export async function ensureKvBucket(nc: NatsConnection, name: string, settings:
     max_age: settings.ttlMs * NANOS_PER_MS,
     max_msg_size: settings.maxValueBytes,
     max_msgs: settings.maxKeys ?? -1,
+    // A bucket made before the mesh became a cluster is raised to the cluster's replicas.
+    num_replicas: settings.replicas ?? 1,
     ...(settings.maxKeys === undefined ? {} : { discard: DiscardPolicy.Old }),
   };
   const differs = Object.entries(wanted).some(([key, value]) => (config as unknown as Record<string, unknown>)[key] !== value);

@@ -3,7 +3,7 @@ import { canonicalJson } from '../../../schema/canonical';
 import { EnrolReply, type EnrolRequest } from '../../../schema/enrolment';
 import type { HostPins } from '../../../schema/host-state';
 import type { EnrolmentToken } from '../../../schema/token';
-import { connectPinned } from '../../shared/bus/connect-pinned';
+import { connectPinnedAny } from '../../shared/bus/connect-pinned-any';
 import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
 import { enrolmentInboxPrefix, enrolmentSubject, enrolmentUserName } from '../../shared/bus/subjects';
 import { brokerPasswordFor } from '../../shared/crypto/token';
@@ -89,6 +89,7 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
 
   const pins: HostPins = {
     broker_url: token.broker_url,
+    ...(token.broker_urls === undefined ? {} : { broker_urls: token.broker_urls }),
     broker_fingerprint: token.broker_fingerprint,
     controller_public_key: token.controller_public_key,
   };
@@ -108,7 +109,8 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
 async function ask(token: EnrolmentToken, request: EnrolRequest, options: EnrolOptions): Promise<EnrolReply> {
   let connection: NatsConnection;
   try {
-    connection = await connectPinned(token.broker_url, token.broker_fingerprint, {
+    // A cluster token names every server: the first that answers takes the request.
+    connection = await connectPinnedAny(token.broker_urls ?? [token.broker_url], token.broker_fingerprint, {
       user: enrolmentUserName(token.token_id),
       pass: brokerPasswordFor(token.secret, token.token_id),
       inboxPrefix: enrolmentInboxPrefix(token.token_id),
