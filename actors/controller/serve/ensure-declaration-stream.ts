@@ -1,6 +1,7 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType, type StreamConfig } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DECLARATION_STREAM, DECLARATION_SUBJECTS } from '../../shared/bus/subjects';
+import { BUCKET_MANAGEMENT_TIMEOUT_MS } from './ensure-kv-bucket';
 
 /**
  * Makes sure the broker holds the declaration stream: subjects `mesh.declaration.*`, the latest
@@ -10,7 +11,8 @@ import { DECLARATION_STREAM, DECLARATION_SUBJECTS } from '../../shared/bus/subje
  * is left as it is). On a cluster it is kept on `replicas` servers. Says which it did.
  */
 export async function ensureDeclarationStream(nc: NatsConnection, replicas = 1): Promise<'created' | 'updated' | 'present'> {
-  const manager = await jetstreamManager(nc);
+  // As long as making a bucket may take: a cluster just started first elects its leader.
+  const manager = await jetstreamManager(nc, { timeout: BUCKET_MANAGEMENT_TIMEOUT_MS });
   // Consumers made without a replica count take the stream's: every node's consumer is kept
   // on as many servers as the declarations it delivers.
   const wanted: Partial<StreamConfig> = { subjects: [DECLARATION_SUBJECTS], max_msgs_per_subject: 1, num_replicas: replicas };

@@ -26,6 +26,9 @@ export interface KvBucket {
 
 const NANOS_PER_MS = 1_000_000;
 
+/** How long making, reading or changing a bucket's settings may take. */
+export const BUCKET_MANAGEMENT_TIMEOUT_MS = 20_000;
+
 /**
  * Opens the KV bucket `name`, creating it (on disk, one value per key) when missing, and brings
  * its age limit, key limit and value size back to `settings` when they differ: the bucket
@@ -34,16 +37,19 @@ const NANOS_PER_MS = 1_000_000;
  * own default refuses new writes once full). On a cluster it is kept on `replicas` servers.
  */
 export async function ensureKvBucket(nc: NatsConnection, name: string, settings: KvBucketSettings): Promise<KvBucket> {
-  const js = jetstream(nc, { timeout: settings.timeoutMs });
-  const kv = await new Kvm(js).create(name, {
+  // Making or changing a bucket waits longer than a use of it: on a cluster just started, the
+  // servers first elect a JetStream leader and then place the replicas.
+  const managing = jetstream(nc, { timeout: Math.max(settings.timeoutMs, BUCKET_MANAGEMENT_TIMEOUT_MS) });
+  await new Kvm(managing).create(name, {
     history: 1,
     ttl: settings.ttlMs,
     maxValueSize: settings.maxValueBytes,
     storage: StorageType.File,
     replicas: settings.replicas ?? 1,
   });
+  const kv = await new Kvm(jetstream(nc, { timeout: settings.timeoutMs })).open(name);
   const stream = `KV_${name}`;
-  const jsm = await js.jetstreamManager();
+  const jsm = await managing.jetstreamManager();
   const { config } = await jsm.streams.info(stream);
   const wanted: Partial<StreamConfig> = {
     max_age: settings.ttlMs * NANOS_PER_MS,
