@@ -52,6 +52,15 @@ describe('a broker cluster as mesh-control broker cluster writes it', () => {
     expect((await raised.jsm.streams.info(raised.stream)).config.num_replicas).toBe(3);
   }, 30_000);
 
+  it('gives both of two controllers starting together the bucket they both make (2.9 leaves one create unanswered)', async () => {
+    const other = await cluster.connectAsController('second controller');
+    for (const name of ['together_1', 'together_2', 'together_3']) {
+      const settings = { ttlMs: 15_000, maxValueBytes: 1024, timeoutMs: 2000, replicas: 3 };
+      const both = await Promise.allSettled([ensureKvBucket(nc, name, settings), ensureKvBucket(other, name, settings)]);
+      expect(both.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'made'))).toEqual(['made', 'made']);
+    }
+  }, 90_000);
+
   it('keeps a bucket and the declarations writable and whole when the server the client is on is killed -9', async () => {
     const { kv } = await ensureKvBucket(nc, 'test_lease', { ttlMs: 15_000, maxValueBytes: 1024, timeoutMs: 5000, replicas: 3 });
     const first = await kv.create('holder', 'one');
