@@ -62,16 +62,21 @@ export async function ensureKvBucket(nc: NatsConnection, name: string, settings:
     num_replicas: settings.replicas ?? 1,
     ...(settings.maxKeys === undefined ? {} : { discard: DiscardPolicy.Old }),
   };
-  const differs = Object.entries(wanted).some(([key, value]) => (config as unknown as Record<string, unknown>)[key] !== value);
-  if (differs) await jsm.streams.update(stream, wanted);
+  const differs = (now: StreamConfig) => Object.entries(wanted).some(([key, value]) => (now as unknown as Record<string, unknown>)[key] !== value);
+  if (differs(config)) {
+    // The same 2.9 silence as a create: an update made at once by another controller.
+    await answeredOrMade(() => jsm.streams.update(stream, wanted), async () => {
+      if (differs((await jsm.streams.info(stream)).config)) throw new Error('not changed');
+    });
+  }
   return { kv, stream, jsm };
 }
 
 /**
- * Runs `make`, a request that creates a stream. nats-server 2.9.10 in a cluster leaves the
+ * Runs `make`, a request that creates (or changes) a stream. nats-server 2.9.10 in a cluster leaves the
  * second of two identical creates made at once (two controllers starting together) without an
- * answer, though the stream is made: a timeout is followed by a look at the stream, and the work
- * counts as done when it is there. Anything else, or a stream still missing, fails as it failed.
+ * answer, though the stream is made: a timeout is followed by `look` at the stream, and the work
+ * counts as done when it does not throw. Anything else, or a stream still missing, fails as it failed.
  */
 export async function answeredOrMade<T>(make: () => Promise<T>, look: () => Promise<unknown>): Promise<void> {
   try {
