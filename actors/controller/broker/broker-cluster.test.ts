@@ -128,13 +128,14 @@ describe('cluster configuration', () => {
     expect(() => parseClusterServer(text)).toThrow(/NAME=HOST:CLIENT_PORT:ROUTE_PORT/);
   });
 
-  it('refuses a cluster of one, a name given twice, and a server whose client and route ports are one', async () => {
+  it('refuses a cluster of one, a name given twice, a server whose client and route ports are one, and every-address', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh cluster-config '));
     try {
       const a = parseClusterServer('a=127.0.0.1:4222:6222');
       await expect(writeBrokerCluster(dir, [a])).rejects.toThrow(/2 to 5 servers/);
       await expect(writeBrokerCluster(dir, [a, { ...a, client: { host: '127.0.0.1', port: 4223 }, route: { host: '127.0.0.1', port: 6223 } }])).rejects.toThrow(/twice/);
       await expect(writeBrokerCluster(dir, [a, parseClusterServer('b=127.0.0.1:6300:6300')])).rejects.toThrow(/client and route ports are the same/);
+      await expect(writeBrokerCluster(dir, [a, parseClusterServer('b=0.0.0.0:4223:6223')])).rejects.toThrow(/the address the others reach it at/);
       await expect(fs.readdir(dir)).resolves.toEqual([]);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });

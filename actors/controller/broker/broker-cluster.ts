@@ -183,10 +183,9 @@ export async function readClusterManifest(brokerDir: string): Promise<ClusterMan
   return parsed.data;
 }
 
-/** How hosts dial a server: `tls://HOST:PORT`, an address of every interface given as loopback. */
+/** How hosts dial a server: `tls://HOST:PORT`. */
 export function clientUrlOf(server: ClusterServer): string {
-  const host = server.client.host === '0.0.0.0' ? '127.0.0.1' : server.client.host === '::' ? '::1' : server.client.host;
-  return `tls://${hostPort(host, server.client.port)}`;
+  return `tls://${hostPort(server.client.host, server.client.port)}`;
 }
 
 function hostPort(host: string, port: number): string {
@@ -202,6 +201,12 @@ function checkServers(servers: readonly ClusterServer[]): void {
     for (const key of [`name ${server.name}`, `client ${hostPort(server.client.host, server.client.port)}`, `route ${hostPort(server.route.host, server.route.port)}`]) {
       if (seen.has(key)) throw new BrokerConfigInvalid('a cluster names one server, client address or route address twice', key, 'give each server its own name and ports');
       seen.add(key);
+    }
+    for (const host of [server.client.host, server.route.host]) {
+      // The same address is where the server listens and what hosts and the other servers dial.
+      if (host === '0.0.0.0' || host === '::') {
+        throw new BrokerConfigInvalid('a cluster server needs the address the others reach it at, not every address', `${server.name}: ${host}`, 'give the machine\'s own address, e.g. --server m1=10.0.0.1:4222:6222');
+      }
     }
     if (server.client.host === server.route.host && server.client.port === server.route.port) {
       throw new BrokerConfigInvalid('a server\'s client and route ports are the same', `${server.name}: ${server.client.port}`, 'give routes their own port, e.g. 6222');
