@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '@nats-io/nkeys';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { type BrokerUser, writeAuthFile } from '../../actors/controller/broker/auth-file';
 import { clientUrlOf, clusterServerConfig, clusterServerPaths, writeBrokerCluster, type ClusterServer } from '../../actors/controller/broker/broker-cluster';
@@ -92,6 +93,23 @@ export async function startTestCluster(options: { size?: number; dirPrefix?: str
     await Promise.all(specs.map((spec) => start(spec.name)));
     const urls = servers.map((server) => server.url);
     const controllerSeed = controller.getSeed();
+    // Ready once JetStream answers: the servers have routed and elected a leader. Seen to take
+    // over 20 s on a loaded machine, so the wait is the test's, not the code under test's.
+    const probe = await connectPinnedAny(urls, material.fingerprint, { authenticator: nkeyAuthenticator(controllerSeed), name: 'test cluster ready', reconnect: false, timeout: 5000 });
+    try {
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        try {
+          await (await jetstreamManager(probe, { timeout: 5000 })).getAccountInfo();
+          break;
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+    } finally {
+      await probe.close();
+    }
     return {
       dir,
       urls,
