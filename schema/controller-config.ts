@@ -17,6 +17,14 @@ export const ControllerConfig = z.strictObject({
     config_file: AbsolutePath,
     /** The directory `mesh-control broker` runs nats-server from. */
     dir: AbsolutePath,
+    /**
+     * Every server of a cluster, as hosts and controllers reach them (`url` is one of them),
+     * written by `mesh-control broker cluster`; absent for one server. Every server presents
+     * the certificate `fingerprint` pins.
+     */
+    servers: z.array(z.url({ protocol: /^tls$/, error: 'expected a broker address like "tls://mesh.example:4222"' })).min(2).max(7).optional(),
+    /** How many servers keep each stream and bucket: the cluster's size, 1 (absent) for one server. */
+    replicas: z.int().min(1).max(5).optional(),
   }),
   controller: z.strictObject({
     public_key: Base64Bytes32,

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { BrokerFingerprints } from './broker-fingerprints';
+import { BrokerUrls } from './broker-urls';
 import { Overlay } from './overlay';
 import { Owned } from './owned';
 import { Count, IsoTime, NodeName } from './primitives';
@@ -24,6 +25,8 @@ const OVERLAY_SHAPES = new Set(['file', 'directory', 'service']);
  * controller's copy of what the node last reported owning, sent only when the node rebuilds a
  * lost store. `broker_fingerprints`, when present, are the broker certificates the node pins
  * from now on (the current, and the next while it is rotated): a pin reaches a node only signed.
+ * `broker_urls`, when present, are every server of the broker's cluster, which the node's link
+ * tries in turn from now on.
  */
 export const Declaration = z
   .strictObject({
@@ -36,6 +39,7 @@ export const Declaration = z
     overlay: Overlay.optional(),
     previously_owned: Owned.optional(),
     broker_fingerprints: BrokerFingerprints.optional(),
+    broker_urls: BrokerUrls.optional(),
   })
   .superRefine((declaration, ctx) => {
     const refuse = (path: string, message: string) =>

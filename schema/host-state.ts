@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { BrokerUrls } from './broker-urls';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
 import { FileResource, Resource, ResourceKey } from './resource';
@@ -27,6 +28,12 @@ export const HostPins = z.strictObject({
     protocol: /^tls$/,
     error: 'expected a broker address like "tls://broker.example:4222"',
   }),
+  /**
+   * Every server of the broker's cluster, `broker_url` among them; absent for one server. The
+   * link tries them in turn, one per attempt. Set by the token, replaced by a signed
+   * declaration that names them (`broker_urls`).
+   */
+  broker_urls: BrokerUrls.optional(),
   broker_fingerprint: Sha256Hex,
   /**
    * The broker's next certificate, pinned beside the current one while the broker's certificate

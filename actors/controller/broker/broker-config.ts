@@ -19,6 +19,26 @@ export interface BrokerConfig {
   logFile: string;
   /** The user list's file name, beside the configuration file. */
   authInclude: string;
+  /** Present when this server is one of a cluster (see broker-cluster.ts); absent for one server. */
+  cluster?: BrokerClusterConfig;
+}
+
+/**
+ * What one server of a cluster says about its routes: where it listens for the other servers,
+ * every server's route address (its own included: nats-server skips itself), and the TLS both
+ * ends of a route present and verify.
+ */
+export interface BrokerClusterConfig {
+  /** The cluster's name; every server of one mesh gives the same. */
+  name: string;
+  listen: { host: string; port: number };
+  /** `tls://HOST:PORT` of every server's route listener. */
+  routes: string[];
+  /**
+   * This server's route key and certificate, and the bundle of every server's route
+   * certificate: a route is accepted only from a server whose certificate is in the bundle.
+   */
+  tls: { certFile: string; keyFile: string; caFile: string; timeoutSeconds: number };
 }
 
 /** Settings a person may choose; the rest follows from the broker directory. */
@@ -87,9 +107,31 @@ export function renderBrokerConfig(config: BrokerConfig): string {
     `  max_file_store: ${config.jetstream.maxFileStore}`,
     '}',
     '',
+    ...(config.cluster === undefined ? [] : clusterLines(config.cluster)),
     `include "${config.authInclude}"`,
     '',
   ].join('\n');
+}
+
+function clusterLines(cluster: BrokerClusterConfig): string[] {
+  const { host, port } = cluster.listen;
+  return [
+    '# Routes to the other servers of the cluster: TLS both ways, each end verified against the',
+    '# bundle of route certificates. Streams and buckets are replicated over them.',
+    'cluster {',
+    `  name: ${natsString(cluster.name)}`,
+    `  listen: ${natsString(isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`)}`,
+    '  tls {',
+    `    cert_file: ${natsString(cluster.tls.certFile)}`,
+    `    key_file: ${natsString(cluster.tls.keyFile)}`,
+    `    ca_file: ${natsString(cluster.tls.caFile)}`,
+    '    verify: true',
+    `    timeout: ${cluster.tls.timeoutSeconds}`,
+    '  }',
+    `  routes: [${cluster.routes.map(natsString).join(', ')}]`,
+    '}',
+    '',
+  ];
 }
 
 /**
@@ -128,8 +170,36 @@ function checkConfig(config: BrokerConfig): void {
     // nats-server resolves relative paths against its working directory, not the config's.
     if (!path.isAbsolute(file)) throw new BrokerConfigInvalid('broker paths must be absolute', file, 'give the path from /');
   }
+  if (config.cluster !== undefined) checkCluster(config.cluster);
   // An include path is read up to the next quote with no escapes, and relative to this file.
   if (!/^[A-Za-z0-9_.-]+$/.test(config.authInclude) || config.authInclude.startsWith('.')) {
     throw new BrokerConfigInvalid('the user list must be a plain file name beside the configuration', config.authInclude, `name it ${AUTH_FILE_NAME}`);
+  }
+}
+
+function checkCluster(cluster: BrokerClusterConfig): void {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cluster.name)) {
+    throw new BrokerConfigInvalid('a cluster name is 1-64 letters, digits, "-" or "_"', cluster.name, 'choose a name such as mesh');
+  }
+  const { host, port } = cluster.listen;
+  if (isIP(host) === 0 && !/^[A-Za-z0-9_.-]{1,253}$/.test(host)) {
+    throw new BrokerConfigInvalid('the route listen address is neither an IP address nor a host name', host, 'give an address such as 0.0.0.0 or 10.0.0.1');
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new BrokerConfigInvalid('the route port is not a TCP port (1-65535)', String(port), 'give a port such as 6222');
+  }
+  if (cluster.routes.length < 2) {
+    throw new BrokerConfigInvalid('a cluster needs the routes of at least two servers', cluster.routes.join(', '), 'name every server of the cluster, three for JetStream to survive losing one');
+  }
+  for (const route of cluster.routes) {
+    if (!/^tls:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]{1,253}):\d{1,5}$/.test(route)) {
+      throw new BrokerConfigInvalid('a route is not tls://HOST:PORT', route, 'give each server\'s route address, e.g. tls://10.0.0.2:6222');
+    }
+  }
+  for (const file of [cluster.tls.certFile, cluster.tls.keyFile, cluster.tls.caFile]) {
+    if (!path.isAbsolute(file)) throw new BrokerConfigInvalid('broker paths must be absolute', file, 'give the path from /');
+  }
+  if (!(cluster.tls.timeoutSeconds > 0) || !Number.isFinite(cluster.tls.timeoutSeconds)) {
+    throw new BrokerConfigInvalid('the route TLS handshake timeout must be a positive number of seconds', String(cluster.tls.timeoutSeconds), 'give a timeout such as 5');
   }
 }

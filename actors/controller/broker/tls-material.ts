@@ -36,6 +36,13 @@ export interface GenerateTlsMaterialOptions {
   /** Host names and IP addresses; defaults to defaultSubjectAltNames(). */
   subjectAltNames?: readonly string[];
   days?: number;
+  /**
+   * Also for client authentication: a cluster's route certificate is presented by the server
+   * that dials a route as much as by the one that accepts it, and nats-server checks both.
+   */
+  clientAuth?: boolean;
+  /** The certificate's common name (default `novox-mesh broker`). */
+  commonName?: string;
   runner?: CommandRunner;
   /** The openssl program; `openssl` on the PATH unless given. */
   openssl?: string;
@@ -77,7 +84,9 @@ export async function generateTlsMaterial(options: GenerateTlsMaterialOptions): 
 
   let certPem: string;
   try {
-    certPem = await selfSign(keyFile, names, options.days ?? BROKER_CERTIFICATE_DAYS, options.runner ?? new ProcessRunner(), options.openssl ?? 'openssl');
+    const usage = { clientAuth: options.clientAuth === true, commonName: options.commonName ?? 'novox-mesh broker' };
+    if (!/^[A-Za-z0-9 _.-]{1,64}$/.test(usage.commonName)) throw new SubjectAltNameInvalid(usage.commonName);
+    certPem = await selfSign(keyFile, names, options.days ?? BROKER_CERTIFICATE_DAYS, usage, options.runner ?? new ProcessRunner(), options.openssl ?? 'openssl');
   } catch (error) {
     // A key without its certificate would make the next attempt refuse with TlsMaterialExists.
     await fs.rm(keyFile, { force: true });
@@ -115,13 +124,13 @@ function materialOf(keyFile: string, certFile: string, certPem: string): TlsMate
   };
 }
 
-async function selfSign(keyFile: string, names: readonly string[], days: number, runner: CommandRunner, openssl: string): Promise<string> {
+async function selfSign(keyFile: string, names: readonly string[], days: number, usage: CertificateUsage, runner: CommandRunner, openssl: string): Promise<string> {
   // Our own openssl configuration, so the distribution's openssl.cnf (which differs between
   // Debian, Alpine and Arch) adds nothing to the certificate.
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh-broker-cert-'));
   try {
     const config = path.join(scratch, 'req.cnf');
-    await fs.writeFile(config, opensslConfig(names), { mode: 0o600 });
+    await fs.writeFile(config, opensslConfig(names, usage), { mode: 0o600 });
     const result = await runner.run(
       [openssl, 'req', '-new', '-x509', '-key', keyFile, '-config', config, '-days', String(days), '-sha256'],
       { timeoutMs: 30_000, env: { OPENSSL_CONF: config } },
@@ -137,7 +146,12 @@ async function selfSign(keyFile: string, names: readonly string[], days: number,
  * A leaf certificate (CA:FALSE) for server authentication. Node accepts a self-signed leaf given
  * as its own `ca`, which is how nodes trust it after checking the pinned fingerprint.
  */
-function opensslConfig(names: readonly string[]): string {
+interface CertificateUsage {
+  clientAuth: boolean;
+  commonName: string;
+}
+
+function opensslConfig(names: readonly string[], usage: CertificateUsage): string {
   const dns = names.filter((name) => isIP(name) === 0);
   const ips = names.filter((name) => isIP(name) !== 0);
   return [
@@ -146,11 +160,11 @@ function opensslConfig(names: readonly string[]): string {
     'x509_extensions = ext',
     'prompt = no',
     '[dn]',
-    'CN = novox-mesh broker',
+    `CN = ${usage.commonName}`,
     '[ext]',
     'basicConstraints = critical, CA:FALSE',
     'keyUsage = critical, digitalSignature',
-    'extendedKeyUsage = serverAuth',
+    usage.clientAuth ? 'extendedKeyUsage = serverAuth, clientAuth' : 'extendedKeyUsage = serverAuth',
     'subjectKeyIdentifier = hash',
     'subjectAltName = @alt',
     '[alt]',

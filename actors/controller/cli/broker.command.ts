@@ -1,7 +1,9 @@
-import { Command } from 'clipanion';
+import { Command, Option } from 'clipanion';
 import { OperatorError } from '../../shared/operator-error';
 import type { CommandResult } from '../../shared/cli/mesh-command';
-import { brokerConfigFor } from '../broker/broker-config';
+import { clusterServerConfig, clusterServerPaths, readClusterManifest } from '../broker/broker-cluster';
+import { brokerConfigFor, type BrokerConfig } from '../broker/broker-config';
+import { BrokerConfigInvalid } from '../broker/broker-errors';
 import { brokerPaths } from '../broker/broker-paths';
 import { startBroker } from '../broker/broker-process';
 import { loadControllerConfig } from '../config/load-controller-config';
@@ -22,18 +24,38 @@ export class BrokerCommand extends ControllerCommand {
       Starts nats-server on the configuration \`mesh-control init\` wrote in DIR/broker and waits until it accepts TLS connections. SIGTERM or SIGINT stops it (JetStream closed cleanly); the command exits when the broker does.
 
       The same broker runs without mesh-control as \`nats-server -c DIR/broker/nats-server.conf\` (a systemd unit or an OpenRC service, for example); the controller reloads it by the pid file that configuration names.
+
+      With \`--server NAME\`, runs that server of the cluster \`mesh-control broker cluster\` wrote (its configuration is DIR/broker/cluster/NAME/nats-server.conf).
     `,
+    examples: [
+      ['The one-server broker', 'mesh-control broker --dir /var/lib/mesh-control'],
+      ['Server m2 of a cluster', 'mesh-control broker --dir /var/lib/mesh-control --server m2'],
+    ],
   });
+
+  server = Option.String('--server', { description: 'Run this server of the mesh\'s cluster (see mesh-control broker cluster)' });
 
   async run(): Promise<CommandResult> {
     const config = await loadControllerConfig(this.meshDir());
-    const listen = await readBrokerListen(config.broker.config_file);
-    const brokerConfig = brokerConfigFor(brokerPaths(config.broker.dir), { host: listen.host, port: listen.port });
-    const broker = await startBroker({ configFile: config.broker.config_file, config: brokerConfig });
+    let configFile = config.broker.config_file;
+    let brokerConfig: BrokerConfig;
+    if (this.server === undefined) {
+      const listen = await readBrokerListen(config.broker.config_file);
+      brokerConfig = brokerConfigFor(brokerPaths(config.broker.dir), { host: listen.host, port: listen.port });
+    } else {
+      const manifest = await readClusterManifest(config.broker.dir);
+      const server = manifest?.servers.find((each) => each.name === this.server);
+      if (manifest === undefined || server === undefined) {
+        throw new BrokerConfigInvalid(manifest === undefined ? 'this mesh has no cluster' : `the cluster has no server of that name (it has ${manifest.servers.map((each) => each.name).join(', ')})`, this.server, manifest === undefined ? 'write one first: mesh-control broker cluster --server NAME=HOST:PORT:ROUTE_PORT …' : 'give one of the names listed');
+      }
+      configFile = clusterServerPaths(config.broker.dir, server.name).configFile;
+      brokerConfig = clusterServerConfig(config.broker.dir, manifest.name, server, []);
+    }
+    const broker = await startBroker({ configFile, config: brokerConfig });
     const stopping = new AbortController();
     this.context.stderr.write(
       `broker running (nats-server pid ${broker.pid}) for ${config.broker.url}; log ${brokerConfig.logFile}\n` +
-        `stop it with Ctrl-C or SIGTERM; the same broker runs as: nats-server -c ${shellWord(config.broker.config_file)}\n`,
+        `stop it with Ctrl-C or SIGTERM; the same broker runs as: nats-server -c ${shellWord(configFile)}\n`,
     );
     const signal = waitForStopSignal(stopping.signal);
     const ended = await Promise.race([signal.then((name) => ({ asked: name })), broker.exited.then((exit) => ({ exit }))]);

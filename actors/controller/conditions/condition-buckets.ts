@@ -25,14 +25,15 @@ export interface ConditionBucketNames {
   history?: string;
 }
 
-/** Opens (creating when missing) the conditions bucket and the history bucket with their limits. */
-export async function openConditionBuckets(nc: NatsConnection, names: ConditionBucketNames = {}): Promise<ConditionBuckets> {
-  const conditions = await ensureKvBucket(nc, names.conditions ?? CONDITIONS_BUCKET, { ttlMs: 0, maxValueBytes: 16 * 1024, timeoutMs: 5_000 });
+/** Opens (creating when missing) the conditions bucket and the history bucket with their limits, on `replicas` servers. */
+export async function openConditionBuckets(nc: NatsConnection, names: ConditionBucketNames = {}, replicas = 1): Promise<ConditionBuckets> {
+  const conditions = await ensureKvBucket(nc, names.conditions ?? CONDITIONS_BUCKET, { ttlMs: 0, maxValueBytes: 16 * 1024, timeoutMs: 5_000, replicas });
   const history = await ensureKvBucket(nc, names.history ?? CONDITION_HISTORY_BUCKET, {
     ttlMs: CONDITION_HISTORY_KEPT_MS,
     maxKeys: CONDITION_HISTORY_KEPT,
     maxValueBytes: 16 * 1024,
     timeoutMs: 5_000,
+    replicas,
   });
   return { conditions, history };
 }

@@ -1,7 +1,11 @@
 import { nkeyAuthenticator, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ControlReply, type ControlRequest } from '../../../schema/control';
-import { BrokerUnreachable, connectPinned } from '../../shared/bus';
+import { BrokerRefusedCredentials, BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
+
+// Long enough for nats-server to finish a reload of its user list.
+const RELOAD_SETTLE_MS = 750;
 import { OPERATOR_INBOX_PREFIX, controlSubject } from '../../shared/bus/subjects';
+import { brokerUrlsOf } from '../config/broker-urls';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
@@ -67,7 +71,7 @@ export async function openControlLine(dir: string, options: CallControllerOption
   const operator = await readNkeySeedFile(config.operator.nkey_seed_file);
   let nc: NatsConnection;
   try {
-    nc = await connectPinned(config.broker.url, config.broker.fingerprint, {
+    const connectOnce = () => connectPinnedAny(brokerUrlsOf(config), config.broker.fingerprint, {
       authenticator: nkeyAuthenticator(operator.seed),
       inboxPrefix: OPERATOR_INBOX_PREFIX,
       name: 'mesh-control (operator)',
@@ -75,6 +79,14 @@ export async function openControlLine(dir: string, options: CallControllerOption
       // A line kept open for a page keeps coming back however long the broker is away.
       ...(options.reconnect === true ? { maxReconnectAttempts: -1 } : {}),
       timeout: Math.min(timeoutMs, 5000),
+    });
+    // nats-server 2.9 refuses an nkey that connects while it reloads its user list (its INFO
+    // then carries no nonce to sign); a cluster reloads every server at each change, so a
+    // refusal is asked once more before it is believed.
+    nc = await connectOnce().catch(async (error: unknown) => {
+      if (!(error instanceof BrokerRefusedCredentials)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RELOAD_SETTLE_MS));
+      return connectOnce();
     });
   } catch (error) {
     if (error instanceof BrokerUnreachable) throw new ControlBrokerUnreachable(error.url, error.reason, root, error);

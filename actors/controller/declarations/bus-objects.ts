@@ -55,7 +55,7 @@ export class BusObjects {
    * node its declaration again.
    */
   async assertStream(): Promise<void> {
-    const outcome = await ensureDeclarationStream(this.ctx.nc);
+    const outcome = await ensureDeclarationStream(this.ctx.nc, this.ctx.config.broker.replicas ?? 1);
     if (outcome === 'created') {
       this.#consumerAt.clear();
       this.repairs.record({ kind: 'stream_created', subject: `stream ${DECLARATION_STREAM}`, detail: 'the declaration stream was missing and was made again; every node\'s consumer and declaration follow', at: this.ctx.now() });

@@ -13,12 +13,13 @@ export const LEASE_REQUEST_TIMEOUT_MS = 2_000;
 /**
  * Opens the lease bucket: one value per key, aged out after `ttlMs` (the lease's age: a holder
  * that stops renewing loses it this long after its last write). `bucket` is for tests that run
- * several leases on one broker.
+ * several leases on one broker; `replicas` is the cluster's size.
  */
-export function openLeaseBucket(nc: NatsConnection, options: { ttlMs: number; timeoutMs?: number; bucket?: string }): Promise<KvBucket> {
+export function openLeaseBucket(nc: NatsConnection, options: { ttlMs: number; timeoutMs?: number; bucket?: string; replicas?: number }): Promise<KvBucket> {
   return ensureKvBucket(nc, options.bucket ?? LEASE_BUCKET, {
     ttlMs: options.ttlMs,
     maxValueBytes: 1024,
     timeoutMs: options.timeoutMs ?? LEASE_REQUEST_TIMEOUT_MS,
+    ...(options.replicas === undefined ? {} : { replicas: options.replicas }),
   });
 }

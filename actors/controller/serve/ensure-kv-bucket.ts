@@ -1,6 +1,6 @@
 import { DiscardPolicy, jetstream, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 
 /** A bucket's settings that the controller keeps as it wants them, whoever changed them. */
 export interface KvBucketSettings {
@@ -12,6 +12,8 @@ export interface KvBucketSettings {
   maxValueBytes: number;
   /** How long each request to the broker may take, for every operation on the bucket. */
   timeoutMs: number;
+  /** How many servers keep the bucket: the cluster's size (mesh.json `broker.replicas`), 1 unless given. */
+  replicas?: number;
 }
 
 /** An open bucket, and what raising it past a revision needs. */
@@ -24,31 +26,67 @@ export interface KvBucket {
 
 const NANOS_PER_MS = 1_000_000;
 
+/** How long making, reading or changing a bucket's settings may take. */
+export const BUCKET_MANAGEMENT_TIMEOUT_MS = 20_000;
+
 /**
  * Opens the KV bucket `name`, creating it (on disk, one value per key) when missing, and brings
  * its age limit, key limit and value size back to `settings` when they differ: the bucket
  * outlives any one controller, and a limit someone changed by hand would change what the lease
  * or the call history means. A key limit discards the oldest writes, not new ones (a KV bucket's
- * own default refuses new writes once full).
+ * own default refuses new writes once full). On a cluster it is kept on `replicas` servers.
  */
 export async function ensureKvBucket(nc: NatsConnection, name: string, settings: KvBucketSettings): Promise<KvBucket> {
-  const js = jetstream(nc, { timeout: settings.timeoutMs });
-  const kv = await new Kvm(js).create(name, {
-    history: 1,
-    ttl: settings.ttlMs,
-    maxValueSize: settings.maxValueBytes,
-    storage: StorageType.File,
-  });
+  // Making or changing a bucket waits longer than a use of it: on a cluster just started, the
+  // servers first elect a JetStream leader and then place the replicas.
+  const managing = jetstream(nc, { timeout: Math.max(settings.timeoutMs, BUCKET_MANAGEMENT_TIMEOUT_MS) });
   const stream = `KV_${name}`;
-  const jsm = await js.jetstreamManager();
+  const jsm = await managing.jetstreamManager();
+  await answeredOrMade(
+    () => new Kvm(managing).create(name, {
+      history: 1,
+      ttl: settings.ttlMs,
+      maxValueSize: settings.maxValueBytes,
+      storage: StorageType.File,
+      replicas: settings.replicas ?? 1,
+    }),
+    () => jsm.streams.info(stream),
+  );
+  const kv = await new Kvm(jetstream(nc, { timeout: settings.timeoutMs })).open(name);
   const { config } = await jsm.streams.info(stream);
   const wanted: Partial<StreamConfig> = {
     max_age: settings.ttlMs * NANOS_PER_MS,
     max_msg_size: settings.maxValueBytes,
     max_msgs: settings.maxKeys ?? -1,
+    // A bucket made before the mesh became a cluster is raised to the cluster's replicas.
+    num_replicas: settings.replicas ?? 1,
     ...(settings.maxKeys === undefined ? {} : { discard: DiscardPolicy.Old }),
   };
-  const differs = Object.entries(wanted).some(([key, value]) => (config as unknown as Record<string, unknown>)[key] !== value);
-  if (differs) await jsm.streams.update(stream, wanted);
+  const differs = (now: StreamConfig) => Object.entries(wanted).some(([key, value]) => (now as unknown as Record<string, unknown>)[key] !== value);
+  if (differs(config)) {
+    // The same 2.9 silence as a create: an update made at once by another controller.
+    await answeredOrMade(() => jsm.streams.update(stream, wanted), async () => {
+      if (differs((await jsm.streams.info(stream)).config)) throw new Error('not changed');
+    });
+  }
   return { kv, stream, jsm };
+}
+
+/**
+ * Runs `make`, a request that creates (or changes) a stream. nats-server 2.9.10 in a cluster leaves the
+ * second of two identical creates made at once (two controllers starting together) without an
+ * answer, though the stream is made: a timeout is followed by `look` at the stream, and the work
+ * counts as done when it does not throw. Anything else, or a stream still missing, fails as it failed.
+ */
+export async function answeredOrMade<T>(make: () => Promise<T>, look: () => Promise<unknown>): Promise<void> {
+  try {
+    await make();
+  } catch (error) {
+    if (!(error instanceof TimeoutError)) throw error;
+    try {
+      await look();
+    } catch {
+      throw error;
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { renderAuthFile, type BrokerUser } from '../broker/auth-file';
 import { brokerPaths } from '../broker/broker-paths';
-import { reloadBroker } from '../broker/broker-process';
+import { reloadMeshBrokers } from '../broker/reload-mesh-brokers';
 import type { BrokerUsers } from '../controller-context';
 import type { Sql } from '../store/sql-store';
 import { readBrokerUserList, writeBrokerUserList } from './broker-user-list';
@@ -15,7 +15,8 @@ export interface FileBrokerUsersOptions {
   operatorNkey: string;
   /**
    * Makes the running broker read its user list again and waits for it to confirm. Default:
-   * SIGHUP to the pid in the broker's pid file, confirmed from its log (reloadBroker).
+   * SIGHUP to the pid in the broker's pid file, confirmed from its log, for the one server or
+   * each of a cluster's that runs here (reloadMeshBrokers).
    */
   reload?: () => Promise<void>;
   /** Told what changed when the list is reconciled at start. */
@@ -49,7 +50,7 @@ export class FileBrokerUsers implements BrokerUsers {
    */
   static async open(sql: Sql, now: Date, options: FileBrokerUsersOptions): Promise<FileBrokerUsers> {
     const paths = brokerPaths(options.brokerDir);
-    const reload = options.reload ?? (() => reloadBroker({ pidFile: paths.pidFile, logFile: paths.logFile }));
+    const reload = options.reload ?? (() => reloadMeshBrokers(options.brokerDir));
     const previous = await readBrokerUserList(options.brokerDir);
     if (previous.problem !== undefined) options.log?.(`broker users: ${previous.problem}; open tokens' users are lost and those tokens must be issued again`);
     const nodes = await sql.query<{ name: string; nkey: string }>('SELECT name, nkey FROM nodes WHERE nkey IS NOT NULL ORDER BY name');

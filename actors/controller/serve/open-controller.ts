@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { BrokerUnreachable, connectPinned } from '../../shared/bus';
+import { BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
 import { publicKeyOf, readKeyFile } from '../../shared/crypto';
 import { MeshConfigInvalid } from '../config/config-errors';
+import { brokerUrlsOf } from '../config/broker-urls';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { brokerCertificatesOnDisk } from '../broker/broker-certificates';
@@ -81,7 +82,9 @@ export async function openController(dir: string, options: OpenControllerOptions
   const store: SqlStore = await openStore(storeLocationOf(config, layout.meshFile));
   let nc: NatsConnection | undefined;
   try {
-    nc = await connectPinned(options.brokerUrl ?? config.broker.url, config.broker.fingerprint, {
+    // On a cluster every server is tried at start and the client moves between them after.
+    const urls = options.brokerUrl !== undefined ? [options.brokerUrl] : brokerUrlsOf(config);
+    nc = await connectPinnedAny(urls, config.broker.fingerprint, {
       authenticator: nkeyAuthenticator(controllerUser.seed),
       name: `mesh-control serve (${os.hostname()})`,
       maxReconnectAttempts: -1,
@@ -90,7 +93,7 @@ export async function openController(dir: string, options: OpenControllerOptions
     }, { alsoTrusted: () => brokerCertificatesOnDisk(config.broker.cert_file, config.broker.dir) }).catch((error: unknown) => {
       throw error instanceof BrokerUnreachable ? new BrokerUnreachableAtStart(error.url, error.reason, layout.dir, error) : error;
     });
-    const stream = await ensureDeclarationStream(nc);
+    const stream = await ensureDeclarationStream(nc, config.broker.replicas ?? 1);
     if (stream !== 'present') log(`broker: declaration stream ${stream}`, { stream });
     const brokerUsers = new LeasedBrokerUsers(() =>
       FileBrokerUsers.open(store, now(), {

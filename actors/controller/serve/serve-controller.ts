@@ -188,11 +188,12 @@ export async function serveController(dir: string, options: ServeControllerOptio
   let callsKv: KvBucket['kv'];
   let conditionBuckets: ConditionBuckets;
   try {
-    const leaseBucket = await openLeaseBucket(ctx.nc, { ttlMs: timings.ttlMs, ...(options.lease?.bucket === undefined ? {} : { bucket: options.lease.bucket }) });
-    const callsBucket = await openCallsBucket(ctx.nc, options.callsBucket === undefined ? {} : { bucket: options.callsBucket });
+    const replicas = ctx.config.broker.replicas ?? 1;
+    const leaseBucket = await openLeaseBucket(ctx.nc, { ttlMs: timings.ttlMs, replicas, ...(options.lease?.bucket === undefined ? {} : { bucket: options.lease.bucket }) });
+    const callsBucket = await openCallsBucket(ctx.nc, { replicas, ...(options.callsBucket === undefined ? {} : { bucket: options.callsBucket }) });
     kvLease = new KvLease({ bucket: leaseBucket, store: ctx.store, identity, timings, ...(options.monotonicNow === undefined ? {} : { now: options.monotonicNow }), wallClock: ctx.now, log: ctx.log });
     callsKv = callsBucket.kv;
-    conditionBuckets = await openConditionBuckets(ctx.nc, options.conditions?.buckets);
+    conditionBuckets = await openConditionBuckets(ctx.nc, options.conditions?.buckets, replicas);
     calls = new CallLog({ kv: callsBucket.kv, identity, epoch: () => gate.standing().epoch, now: ctx.now, log: ctx.log });
   } catch (error) {
     await opened.close();

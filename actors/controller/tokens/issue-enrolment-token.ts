@@ -2,6 +2,7 @@ import { brokerPasswordFor, encodeToken, generateTokenCredentials, tokenSecretHa
 import type { ControllerContext } from '../controller-context';
 import { itemsSealedToDeadNkey } from '../secrets/secrets.repo';
 import { issueToken } from '../store/tokens.repo';
+import { brokerUrlsOf } from '../config/broker-urls';
 
 /** What to issue: for an existing node record (re-enrolment) or for a new machine, and for how long. */
 export interface IssueEnrolmentTokenRequest {
@@ -64,6 +65,7 @@ export async function issueEnrolmentToken(
   return {
     token: encodeToken({
       broker_url: ctx.config.broker.url,
+      ...(ctx.config.broker.servers === undefined ? {} : { broker_urls: brokerUrlsOf(ctx.config) }),
       broker_fingerprint: ctx.config.broker.fingerprint,
       controller_public_key: ctx.config.controller.public_key,
       token_id: credentials.token_id,

@@ -3,7 +3,7 @@ import { canonicalJson } from '../../../schema/canonical';
 import { EnrolReply, type EnrolRequest } from '../../../schema/enrolment';
 import type { HostPins } from '../../../schema/host-state';
 import type { EnrolmentToken } from '../../../schema/token';
-import { connectPinned } from '../../shared/bus/connect-pinned';
+import { connectPinnedAny } from '../../shared/bus/connect-pinned-any';
 import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
 import { enrolmentInboxPrefix, enrolmentSubject, enrolmentUserName } from '../../shared/bus/subjects';
 import { brokerPasswordFor } from '../../shared/crypto/token';
@@ -89,6 +89,7 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
 
   const pins: HostPins = {
     broker_url: token.broker_url,
+    ...(token.broker_urls === undefined ? {} : { broker_urls: token.broker_urls }),
     broker_fingerprint: token.broker_fingerprint,
     controller_public_key: token.controller_public_key,
   };
@@ -105,16 +106,28 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
   };
 }
 
+// Long enough for nats-server to finish a reload of its user list.
+const RELOAD_SETTLE_MS = 750;
+
 async function ask(token: EnrolmentToken, request: EnrolRequest, options: EnrolOptions): Promise<EnrolReply> {
   let connection: NatsConnection;
   try {
-    connection = await connectPinned(token.broker_url, token.broker_fingerprint, {
+    // A cluster token names every server: the first that answers takes the request.
+    const connectOnce = () => connectPinnedAny(token.broker_urls ?? [token.broker_url], token.broker_fingerprint, {
       user: enrolmentUserName(token.token_id),
       pass: brokerPasswordFor(token.secret, token.token_id),
       inboxPrefix: enrolmentInboxPrefix(token.token_id),
       name: 'nox-mesh-host enrol',
       reconnect: false,
       timeout: options.timeoutMs,
+    });
+    // nats-server 2.9 refuses a client that connects while it reloads its user list, which the
+    // controller does at every token and enrolment (on each server of a cluster): a refusal is
+    // asked once more, a moment later, before the token is called used.
+    connection = await connectOnce().catch(async (error: unknown) => {
+      if (!(error instanceof BrokerRefusedCredentials)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RELOAD_SETTLE_MS));
+      return connectOnce();
     });
   } catch (error) {
     if (error instanceof BrokerRefusedCredentials) throw new TokenNotAccepted(token.token_id, error);

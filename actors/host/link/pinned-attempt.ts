@@ -16,10 +16,33 @@ export interface PinnedAttemptOptions {
 }
 
 /**
+ * Which server of a cluster the next attempt dials: the same one while it works, the next in
+ * the list once an attempt on it failed or its connection ended. One attempt dials one
+ * server, so failing over between servers keeps the link machine's backoff and rouse rules:
+ * each failure counts, a rouse ends the attempt on the server that does not answer, and the
+ * following attempt goes to the next server.
+ */
+export function serverRotation(): { pick(pins: HostPins): string; passOver(url: string): void } {
+  let current: string | undefined;
+  let list: readonly string[] = [];
+  return {
+    pick: (pins) => {
+      list = pins.broker_urls ?? [pins.broker_url];
+      if (current === undefined || !list.includes(current)) current = list.includes(pins.broker_url) ? pins.broker_url : (list[0] as string);
+      return current;
+    },
+    passOver: (url) => {
+      if (current !== url || list.length < 2) return;
+      current = list[(list.indexOf(url) + 1) % list.length];
+    },
+  };
+}
+
+/**
  * One attempt to link, for the link machine's `attempt`: the broker's certificate is probed and
  * compared with the pins (the current certificate, and the next during a rotation) before
  * anything is sent, then the node connects as its own nkey user
- * with its own inbox prefix. The client's reconnection is off — the link machine decides when
+ * with its own inbox prefix. On a cluster each attempt dials one server (serverRotation). The client's reconnection is off — the link machine decides when
  * to try again — and its pings are set so a dead connection is found within `deadLinkMs`.
  *
  * Aborting `signal` calls off the probe at once; a connection that the NATS handshake completes
@@ -27,10 +50,12 @@ export interface PinnedAttemptOptions {
  */
 export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInput, signal: AbortSignal) => Promise<NatsConnection> {
   const { identity } = options;
+  const servers = serverRotation();
   return async (input, signal) => {
     const pins = typeof options.pins === 'function' ? options.pins() : options.pins;
     const fingerprints = [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
-    const connection = await connectPinned(pins.broker_url, fingerprints, {
+    const url = servers.pick(pins);
+    const connection = await connectPinned(url, fingerprints, {
       authenticator: nkeyAuthenticator(nkeySeedOf(identity.secret_key)),
       inboxPrefix: nodeInboxPrefix(identity.node),
       name: `nox-mesh-host ${identity.node}`,
@@ -41,7 +66,13 @@ export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInp
       noAsyncTraces: true,
       timeout: input.timeoutMs,
       ...deadLinkPings(options.deadLinkMs),
-    }, { signal });
+    }, { signal }).catch((error: unknown) => {
+      servers.passOver(url);
+      throw error;
+    });
+    // The next attempt after this connection ends goes to another server: the one it was on
+    // most likely stopped.
+    void connection.closed().then(() => servers.passOver(url));
     // The link machine drops the result of an attempt it has stopped: the connection is
     // closed here, whether the stop came during the handshake or just after it.
     const abandon = (): void => { void connection.close().catch(() => undefined); };

@@ -118,7 +118,7 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
       if (replacing) listener.note('the link did not answer the rouse, and a new connection was made beside it; the old one is closed');
       current = connection;
       lastNoted = null;
-      listener.note(`linked to ${pinsNow().broker_url} as node ${identity.node}`);
+      listener.note(`linked to ${serverOf(connection) ?? pinsNow().broker_url} as node ${identity.node}`);
       listener.linked(connection, everLinked);
       everLinked = true;
     },
@@ -197,4 +197,10 @@ export function openPinnedLink(options: PinnedLinkOptions): PinnedLink {
       actor.stop();
     },
   };
+}
+
+// The server a connection is on, as `tls://HOST:PORT`, when the client says.
+function serverOf(connection: NatsConnection): string | undefined {
+  const server = (connection as { getServer?: () => string }).getServer?.();
+  return typeof server === 'string' && server !== '' ? `tls://${server.replace(/^[a-z]+:\/\//, '')}` : undefined;
 }

@@ -56,4 +56,19 @@ describe('taking an admitted declaration', () => {
     const during = recordDeclaration(pinned, withPins(['f'.repeat(64), 'a'.repeat(64)]));
     expect(recordDeclaration(during, withPins(undefined)).pins).toEqual(during.pins);
   });
+
+  const withServers = (urls: string[] | undefined): Admitted => {
+    const taken = admitted(4, 7);
+    return { ...taken, declaration: { ...taken.declaration, ...(urls === undefined ? {} : { broker_urls: urls }) } };
+  };
+
+  test('takes the servers of a cluster a declaration names, keeping the token\'s address first while it is one of them', () => {
+    const servers = ['tls://m1.example:4222', 'tls://broker.example:4222', 'tls://m3.example:4222'];
+    const after = recordDeclaration(pinned, withServers(servers));
+    expect(after.pins).toEqual({ ...pinned.pins, broker_urls: servers });
+    const moved = recordDeclaration(after, withServers(['tls://m1.example:4222', 'tls://m3.example:4222']));
+    expect(moved.pins?.broker_url).toBe('tls://m1.example:4222');
+    expect(moved.pins?.broker_urls).toEqual(['tls://m1.example:4222', 'tls://m3.example:4222']);
+    expect(recordDeclaration(moved, withServers(undefined)).pins).toEqual(moved.pins);
+  });
 });

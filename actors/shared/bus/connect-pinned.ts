@@ -29,6 +29,12 @@ export interface ConnectPinnedOptions {
    * long-lived connection whose owner keeps the broker's next certificate (see pinnedDial).
    */
   alsoTrusted?: () => readonly string[];
+  /**
+   * The other servers of a cluster, for the client's own reconnections (tried in order after
+   * `url`). Each is held to the same pins: every server of a mesh's cluster presents the one
+   * certificate the mesh pins, and a server presenting another is refused at the handshake.
+   */
+  alsoServers?: readonly string[];
 }
 
 const DEFAULT_PROBE_TIMEOUT_MS = 5000;
@@ -89,7 +95,10 @@ export async function connectPinned(
   // Only the certificate the probe found pinned is trusted for this connection.
   const dial = pinnedDial(presented.certPem, pinned, options.alsoTrusted);
   try {
-    return await connect({ ...natsOptions, servers: url, tls: dial.tls });
+    const others = (options.alsoServers ?? []).filter((server) => server !== url);
+    for (const server of others) parseBrokerAddress(server);
+    const servers = others.length === 0 ? { servers: url } : { servers: [url, ...others], noRandomize: true, ignoreClusterUpdates: true };
+    return await connect({ ...natsOptions, ...servers, tls: dial.tls });
   } catch (error) {
     const codes = errorCodes(error);
     if (codes.some((code) => NOT_PINNED_CODES.has(code))) {

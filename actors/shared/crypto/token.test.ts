@@ -98,11 +98,25 @@ describe('enrolment token text', () => {
   });
 
   it('refuses a token whose checksum holds but whose version byte is unknown', () => {
-    const body = Buffer.from([2, 0, 0xff, ...new Uint8Array(104)]);
+    const body = Buffer.from([3, 0, 0xff, ...new Uint8Array(104)]);
     const later = TOKEN_PREFIX + groupForReading(encodeCrockford(Buffer.concat([body, createHash('sha256').update(body).digest().subarray(0, 5)])));
     const refusal = refusalOf(later);
     expect(refusal).toBeInstanceOf(TokenMalformed);
-    expect(refusal.message).toMatch(/version 2 token/);
+    expect(refusal.message).toMatch(/version 3 token/);
+  });
+
+  it('carries every server of a cluster, the address to try first first', () => {
+    const servers = ['tls://10.0.0.1:4222', 'tls://10.0.0.2:4222', 'tls://10.0.0.3:4222'];
+    const clustered = { ...token, broker_url: 'tls://10.0.0.2:4222', broker_urls: servers };
+    const back = decodeToken(encodeToken(clustered));
+    expect(back.broker_url).toBe('tls://10.0.0.2:4222');
+    expect(back.broker_urls).toEqual(['tls://10.0.0.2:4222', 'tls://10.0.0.1:4222', 'tls://10.0.0.3:4222']);
+    expect(back.secret).toBe(token.secret);
+  });
+
+  it('refuses to encode a cluster token whose addresses do not fit its one length byte', () => {
+    const long = (n: number) => `tls://${'m'.repeat(60)}${n}.example:4222`;
+    expect(() => encodeToken({ ...token, broker_url: long(1), broker_urls: [long(1), long(2), long(3), long(4)] })).toThrow(/255 bytes/);
   });
 
   it('refuses a token cut short, saying the end is missing', () => {

@@ -8,6 +8,10 @@ import { TokenMalformed, TokenMistyped } from './token-errors';
 export const TOKEN_PREFIX = 'nmt1-';
 
 const VERSION = 1;
+// A token naming every server of a cluster: the URL field holds their addresses separated by
+// single spaces (no URL holds one), `broker_url` first. A host that reads only version 1 says
+// to upgrade rather than misreading it.
+const CLUSTER_VERSION = 2;
 const CHECKSUM_BYTES = 5;
 // Fingerprint, controller key, token id, secret.
 const FIXED_FIELDS = [32, 32, 8, 32] as const;
@@ -22,6 +26,9 @@ const HEADER_BYTES = 3;
  *   version (1) | url length L (1) | L xor 0xff (1) | broker URL (L, UTF-8) | broker fingerprint (32)
  *   | controller key (32) | token id (8) | secret (32) | checksum (5: first bytes of SHA-256 of all before)
  *
+ * A token for a cluster is version 2: the URL field holds every server's address, separated by
+ * single spaces, the one to try first first.
+ *
  * The complemented length is there so a typo in the header reads as a typo: without it, a
  * changed length byte would look exactly like a token cut short. Every future version keeps
  * the trailing checksum, so a newer token is told apart from a mistyped one.
@@ -33,14 +40,17 @@ export function encodeToken(token: EnrolmentToken): string {
     throw new RangeError(`cannot encode an invalid enrolment token: ${checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   }
   const t = checked.data;
-  const url = new TextEncoder().encode(t.broker_url);
+  const urls = t.broker_urls === undefined ? [t.broker_url] : [t.broker_url, ...t.broker_urls.filter((each) => each !== t.broker_url)];
+  const url = new TextEncoder().encode(urls.join(' '));
+  if (url.length > 255) throw new RangeError('cannot encode an enrolment token: its broker addresses take more than 255 bytes');
+  const version = urls.length > 1 ? CLUSTER_VERSION : VERSION;
   const fields = [
     Buffer.from(t.broker_fingerprint, 'hex'),
     decodeBase64(t.controller_public_key) as Uint8Array,
     Buffer.from(t.token_id, 'hex'),
     decodeBase64Url(t.secret) as Uint8Array,
   ];
-  const body = Buffer.concat([Uint8Array.from([VERSION, url.length, url.length ^ 0xff]), url, ...fields]);
+  const body = Buffer.concat([Uint8Array.from([version, url.length, url.length ^ 0xff]), url, ...fields]);
   return TOKEN_PREFIX + groupForReading(encodeCrockford(Buffer.concat([body, checksumOf(body)])));
 }
 
@@ -72,7 +82,7 @@ export function decodeToken(text: string): EnrolmentToken {
   const urlLength = bytes[1] as number;
   const expectedBytes = HEADER_BYTES + urlLength + FIXED_BYTES + CHECKSUM_BYTES;
   if (!checksumHolds(bytes, tidy)) {
-    const headerIntact = bytes[0] === VERSION && ((bytes[1] as number) ^ (bytes[2] as number)) === 0xff;
+    const headerIntact = (bytes[0] === VERSION || bytes[0] === CLUSTER_VERSION) && ((bytes[1] as number) ^ (bytes[2] as number)) === 0xff;
     const expectedSymbols = Math.ceil((expectedBytes * 8) / 5);
     if (headerIntact && symbols < expectedSymbols) {
       throw new TokenMalformed(`it has ${symbols} characters after ${TOKEN_PREFIX} (dashes not counted) where this token needs ${expectedSymbols}: the end is missing`);
@@ -83,13 +93,13 @@ export function decodeToken(text: string): EnrolmentToken {
     throw new TokenMistyped({ checksum: true });
   }
 
-  if (bytes[0] !== VERSION) {
-    throw new TokenMalformed(`it is a version ${bytes[0]} token; this nox-mesh-host reads version ${VERSION}`, 'upgrade nox-mesh-host to the version of the controller that issued the token, then enrol again');
+  if (bytes[0] !== VERSION && bytes[0] !== CLUSTER_VERSION) {
+    throw new TokenMalformed(`it is a version ${bytes[0]} token; this nox-mesh-host reads versions ${VERSION} and ${CLUSTER_VERSION}`, 'upgrade nox-mesh-host to the version of the controller that issued the token, then enrol again');
   }
   if ((urlLength ^ (bytes[2] as number)) !== 0xff || bytes.length !== expectedBytes) {
     throw new TokenMalformed(`its length does not match its contents (${bytes.length} bytes, its header says ${expectedBytes})`, 'issue a new token: mesh-control token issue');
   }
-  return readFields(bytes, urlLength);
+  return readFields(bytes, urlLength, bytes[0] === CLUSTER_VERSION);
 }
 
 /**
@@ -124,7 +134,7 @@ function checksumHolds(bytes: Uint8Array, tidy: boolean): boolean {
   return checksumOf(body).equals(bytes.subarray(bytes.length - CHECKSUM_BYTES));
 }
 
-function readFields(bytes: Uint8Array, urlLength: number): EnrolmentToken {
+function readFields(bytes: Uint8Array, urlLength: number, cluster: boolean): EnrolmentToken {
   let offset = HEADER_BYTES;
   const take = (n: number): Uint8Array => bytes.subarray(offset, (offset += n));
   let brokerUrl: string;
@@ -134,8 +144,13 @@ function readFields(bytes: Uint8Array, urlLength: number): EnrolmentToken {
     throw new TokenMalformed('its broker address is not UTF-8 text', 'issue a new token: mesh-control token issue');
   }
   const [fingerprint, key, id, secret] = FIXED_FIELDS.map((n) => take(n)) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+  const urls = brokerUrl.split(' ');
+  if (cluster !== urls.length > 1) {
+    throw new TokenMalformed(cluster ? 'it is a cluster token naming one server' : 'it names several servers in a one-server token', 'issue a new token: mesh-control token issue');
+  }
   const token = {
-    broker_url: brokerUrl,
+    broker_url: urls[0] as string,
+    ...(cluster ? { broker_urls: urls } : {}),
     broker_fingerprint: Buffer.from(fingerprint).toString('hex'),
     controller_public_key: encodeBase64(key),
     token_id: Buffer.from(id).toString('hex'),
