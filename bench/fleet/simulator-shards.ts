@@ -38,7 +38,7 @@ export class SimulatorShards {
     const shards: Shard[] = Array.from({ length: count }, (_, index) => {
       const child = fork(path.join(REPO_DIR, 'scripts', 'run-ts.cjs'), [path.join(REPO_DIR, 'bench', 'fleet', 'simulator-shard.ts')], {
         cwd: REPO_DIR,
-        execArgv: ['--max-old-space-size=8192', ...(process.env.SHARD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])],
+        execArgv: ['--max-old-space-size=8192', ...(process.env.SHARD_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SHARD_PROF_DIR ?? '/tmp/prof'}`] : [])],
         // Standard output is the measurement's channel: a shard's lines go to standard error.
         stdio: ['ignore', 2, 2, 'ipc'],
       });
