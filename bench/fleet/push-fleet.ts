@@ -56,6 +56,13 @@ export interface PushMeasurement {
   notes: string[];
   /** Publishes sent again after the broker's acknowledgement did not come within PUBLISH_ACK_WAIT_MS. */
   publishRetries: number;
+  /**
+   * Messages the simulated hosts' connections received and sent per node per counted
+   * declaration (deliveries, pull statuses and heartbeats in; pulls, acks and reports out): what
+   * each node costs the broker, counted rather than timed.
+   */
+  messagesInPerNode: number;
+  messagesOutPerNode: number;
   /** Counted reports that had not arrived when their round's wait ran out (each counted at the wait: see measurePush). */
   missing: number;
 }
@@ -112,8 +119,11 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     let brokerCpuMs = 0;
     let publishRetries = 0;
     let missing = 0;
+    let messagesIn = 0;
+    let messagesOut = 0;
     for (let round = 1; round <= plan.rounds; round += 1) {
       const signed = members.map((member) => ({ member, ...signedDeclaration({ node: member.name, generation: round, resources: roundResources(round) }, signing.secret_key) }));
+      const trafficBefore = await shards.traffic();
       const cpuBefore = process.cpuUsage();
       const shardsBefore = shards.cpuSeconds();
       const brokerBefore = cpuSeconds(broker.broker.pid);
@@ -160,6 +170,9 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
         latencies.push(...times);
         roundTimes.push(last - started);
         missing += late;
+        const trafficAfter = await shards.traffic();
+        messagesIn += trafficAfter.inMsgs - trafficBefore.inMsgs;
+        messagesOut += trafficAfter.outMsgs - trafficBefore.outMsgs;
       }
       if (plan.nodes >= 100) plan.say(`push ${plan.nodes}: round ${round}${round === 1 && plan.warmUp ? ' (warm-up)' : ''}: ${late === 0 ? 'all reported' : `${plan.nodes - late} of ${plan.nodes} reported`} in ${Math.round(last - started)} ms${publishRetries > 0 ? `, ${publishRetries} publishes sent again so far` : ''}`);
     }
@@ -177,7 +190,8 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     const notes = await shards.stop();
     return { latencies, floor, rounds: roundTimes, setupMs, rssMb, shards: shards.count,
       simulatorCpuMsPerNode: simulatorCpuMs / per, controllerCpuMsPerNode: controllerCpuMs / per,
-      brokerCpuMsPerNode: brokerCpuMs / per, notes, publishRetries, missing };
+      brokerCpuMsPerNode: brokerCpuMs / per, notes, publishRetries, missing,
+      messagesInPerNode: messagesIn / per, messagesOutPerNode: messagesOut / per };
   } finally {
     fleet?.kill();
     await broker.stop();
