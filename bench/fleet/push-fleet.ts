@@ -1,18 +1,17 @@
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import { RequestError, TimeoutError } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import type { Resource } from '../../schema/resource';
 import { openNodeConsumer } from '../../actors/controller/declarations/declaration-stream';
 import { ensureDeclarationStream } from '../../actors/controller/serve/ensure-declaration-stream';
-import { declarationSubject } from '../../actors/shared/bus/subjects';
 import { generateSigningKeyPair } from '../../actors/shared/crypto';
 import { startTestBroker } from '../../tests/broker/test-broker';
 import { signedDeclaration } from '../host/signed-declaration';
 import { cpuSeconds } from '../proc-stat';
 import { admitMembers } from './admit-members';
 import { fleetMembers, inBatches, probeFleetBroker } from './fleet-member';
+import { CONTROLLER_PATIENCE, publishDeclaration } from './publish-declaration';
 import { ReportWatch } from './report-watch';
 import { SimulatorShards } from './simulator-shards';
 
@@ -54,7 +53,7 @@ export interface PushMeasurement {
   brokerCpuMsPerNode: number;
   /** Lines the simulated hosts logged (refusals, intake trouble), a few. */
   notes: string[];
-  /** Publishes sent again after the broker's acknowledgement did not come within PUBLISH_ACK_WAIT_MS. */
+  /** Publishes sent again after the stream's acknowledgement did not come in time (CONTROLLER_PATIENCE). */
   publishRetries: number;
   /**
    * Messages the simulated hosts' connections received and sent per node per counted
@@ -70,16 +69,6 @@ export interface PushMeasurement {
 /** Declarations in flight at once: the controller's sends overlap, one per node's work queue. */
 const PUBLISH_WIDTH = 64;
 
-/**
- * How long a publish waits for the stream's acknowledgement before it is sent again. A
- * controller waits for the acknowledgement: under 10,000 nodes' pulls and reports the broker
- * took longer than the client's 5 s default, and the round died on it. Sent again with the same
- * message id, a publish that did land is counted once by the stream.
- */
-const PUBLISH_ACK_WAIT_MS = 30_000;
-
-/** Times a publish is sent in all before the round gives up on that node's declaration. */
-const PUBLISH_TRIES = 3;
 
 /**
  * Push-to-applied across a simulated fleet of `plan.nodes`, on a broker of its own: a real
@@ -146,7 +135,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
         publishRetries += sent.retries;
         if (!sent.ok) unsent += 1;
       });
-      if (unsent > 0) plan.say(`push ${plan.nodes}: round ${round}: ${unsent} declarations were not acknowledged by the stream after ${PUBLISH_TRIES} tries of ${PUBLISH_ACK_WAIT_MS / 1000} s`);
+      if (unsent > 0) plan.say(`push ${plan.nodes}: round ${round}: ${unsent} declarations were not acknowledged by the stream after ${CONTROLLER_PATIENCE.tries} tries of ${CONTROLLER_PATIENCE.ackWaitMs / 1000} s`);
       const outcome = await Promise.race([all.then((ats) => ({ done: true as const, last: ats.reduce((a, b) => Math.max(a, b), 0) })), sleepFor(plan.roundTimeoutMs)]);
       const counted = round > 1 || !plan.warmUp;
       // A report still missing when the wait runs out is counted as the time from its send to
@@ -197,27 +186,6 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     await broker.stop();
     await fs.rm(rootsDir, { recursive: true, force: true });
   }
-}
-
-/**
- * Publishes a node's declaration to the stream and waits for the stream's acknowledgement, as
- * sendComposed does, sending it again with the same message id when the acknowledgement does
- * not come in time. Not ok after PUBLISH_TRIES timeouts; any other error is thrown.
- */
-async function publishDeclaration(js: JetStreamClient, node: string, data: string, msgID: string): Promise<{ ok: boolean; retries: number }> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await js.publish(declarationSubject(node), data, { msgID, timeout: PUBLISH_ACK_WAIT_MS });
-      return { ok: true, retries: attempt - 1 };
-    } catch (error) {
-      if (!isTimeout(error)) throw error;
-      if (attempt >= PUBLISH_TRIES) return { ok: false, retries: attempt - 1 };
-    }
-  }
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError);
 }
 
 /** Round `round`'s declaration: a directory and two small files whose text says the round, so every round applies. */
