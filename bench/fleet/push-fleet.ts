@@ -189,7 +189,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
 }
 
 /** Round `round`'s declaration: a directory and two small files whose text says the round, so every round applies. */
-function roundResources(round: number): Resource[] {
+export function roundResources(round: number): Resource[] {
   return [
     { shape: 'directory', path: '/etc/mesh-bench', mode: '0755', owner: 'root', group: 'root' },
     { shape: 'file', path: '/etc/mesh-bench/round', content: { text: `round ${round}\n` }, mode: '0644', owner: 'root', group: 'root' },
