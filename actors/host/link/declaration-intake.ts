@@ -37,6 +37,9 @@ export interface DeclarationIntake {
 /** Declarations a pull asks for at most (see the consume below). */
 const PULL_BATCH = 4;
 
+/** How long stopping waits for the broker to have the acknowledgements already sent. */
+const ACK_FLUSH_MS = 2000;
+
 /** How long a message the host could not take waits before the broker offers it again. */
 const REDELIVER_AFTER_MS = 30_000;
 
@@ -128,6 +131,10 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
       stop.abort();
       await messages?.close().catch(() => undefined);
       await running;
+      // Acknowledgements are sent plainly (see above): one still in the client's buffer would
+      // be dropped when the connection closes, and the declaration offered again to the next
+      // start. A round trip to the broker, bounded, sees every one of them there first.
+      if (!connection.isClosed()) await Promise.race([connection.flush().catch(() => undefined), sleep(ACK_FLUSH_MS, undefined, { ref: false })]);
     },
     deafness: () => deaf,
   };
