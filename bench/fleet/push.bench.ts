@@ -2,6 +2,7 @@ import { byMode, type BenchSection } from '../bench-context';
 import { describeChildFailure, lastJsonLine, runChild } from '../child-measurement';
 import { failed, floorOf, measured, type Figure, type FigureHead, type Goal } from '../figure';
 import type { PushMeasurement } from './push-fleet';
+import { CONTROLLER_PATIENCE } from './publish-declaration';
 
 /** The goals of the issue, by fleet size. */
 const GOALS: Record<number, Goal> = {
@@ -65,11 +66,15 @@ export const pushSection: BenchSection = {
       }
       const shared = plan.nodes === 1
         ? 'one SimulatedHost (the host\'s intake, gate, store, reconcile actor and report) on its own connection, in a process of its own'
-        : `${plan.nodes} SimulatedHosts in ${measurement.shards} process${measurement.shards === 1 ? '' : 'es'}, sharing this machine's cores with nats-server and the controller's sends: per node per declaration the hosts spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU, the sends and report watch ${measurement.controllerCpuMsPerNode.toFixed(1)} ms and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms`;
+        : `${plan.nodes} SimulatedHosts in ${measurement.shards} process${measurement.shards === 1 ? '' : 'es'}, sharing this machine's cores with nats-server and the controller's sends: per node per declaration the hosts spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU, the sends and report watch ${measurement.controllerCpuMsPerNode.toFixed(1)} ms and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms, and each node's connection took ${measurement.messagesInPerNode.toFixed(1)} messages in and sent ${measurement.messagesOutPerNode.toFixed(1)}`;
+      const trouble = [
+        measurement.missing > 0 ? `${measurement.missing} reports had not come when the round's ${(plan.timeoutMs / 1000).toFixed(0)} s wait ran out, each counted from its send to the end of the wait (a lower bound)` : '',
+        measurement.publishRetries > 0 ? `${measurement.publishRetries} publishes sent again when the stream's acknowledgement had not come in ${CONTROLLER_PATIENCE.ackWaitMs / 1000} s` : '',
+      ].filter((part) => part !== '');
       figures.push(measured(head, measurement.latencies, {
         ...(goal === undefined ? {} : { goal }),
         floor: floorOf(plan.nodes === 1 ? 'raw NATS request/reply, one at a time' : `${plan.nodes} raw NATS request/replies at once`, measurement.floor),
-        note: `publish to the stream → report received${plan.warmUp === false ? ' (the first push, no warm-up round)' : ''}; ${shared}; fleet up in ${(measurement.setupMs / 1000).toFixed(0)} s, ${Math.round(measurement.rssMb)} MB`,
+        note: `publish to the stream → report received${plan.warmUp === false ? ' (the first push, no warm-up round)' : ''}; ${shared}; fleet up in ${(measurement.setupMs / 1000).toFixed(0)} s, ${Math.round(measurement.rssMb)} MB${trouble.length === 0 ? '' : `; ${trouble.join('; ')}`}`,
       }));
     }
     return figures;

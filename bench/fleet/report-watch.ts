@@ -54,6 +54,11 @@ export class ReportWatch {
     return [...this.waiting.keys()].slice(0, limit).map((key) => key.split(' ')[0] as string);
   }
 
+  /** Forgets everyone still waiting (after a round's wait ran out), and goes on listening. */
+  forgetAll(): void {
+    this.waiting.clear();
+  }
+
   /** Forgets everyone still waiting (after a timeout) and stops listening. */
   close(): void {
     this.waiting.clear();

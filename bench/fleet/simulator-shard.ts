@@ -14,12 +14,22 @@ import { SimulatedHost } from './simulated-host';
 export type ShardRequest =
   | { type: 'start'; members: FleetMember[]; broker: FleetBroker; controller: Pick<SigningKeyPair, 'public_key'>; rootsDir: string; width: number }
   | { type: 'floor'; payload: string; sequential: number | undefined }
+  | { type: 'traffic' }
   | { type: 'stop' };
+
+/** Messages and bytes the members' connections have sent and received so far, summed. */
+export interface Traffic {
+  inMsgs: number;
+  outMsgs: number;
+  inBytes: number;
+  outBytes: number;
+}
 
 /** What a shard answers. */
 export type ShardAnswer =
   | { type: 'started'; rssMb: number }
   | { type: 'floor'; times: number[] }
+  | { type: 'traffic'; traffic: Traffic }
   | { type: 'stopped'; notes: string[] }
   | { type: 'failed'; error: string };
 
@@ -44,6 +54,16 @@ async function handle(request: ShardRequest): Promise<void> {
       ? await sequentialFloor(first.member.name, first.connection, request.sequential, payload)
       : await concurrentFloor(hosts.map((host) => ({ name: host.member.name, connection: host.connection })), payload);
     answer({ type: 'floor', times });
+  } else if (request.type === 'traffic') {
+    const traffic: Traffic = { inMsgs: 0, outMsgs: 0, inBytes: 0, outBytes: 0 };
+    for (const host of hosts) {
+      const stats = host.connection.stats();
+      traffic.inMsgs += stats.inMsgs;
+      traffic.outMsgs += stats.outMsgs;
+      traffic.inBytes += stats.inBytes;
+      traffic.outBytes += stats.outBytes;
+    }
+    answer({ type: 'traffic', traffic });
   } else {
     await inBatches(hosts, 64, (host) => host.stop().catch(() => undefined));
     answer({ type: 'stopped', notes: hosts.flatMap((host) => host.notes).slice(0, 5) });

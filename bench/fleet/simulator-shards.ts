@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { SigningKeyPair } from '../../actors/shared/crypto';
 import { cpuSeconds } from '../proc-stat';
 import type { FleetBroker, FleetMember } from './fleet-member';
-import type { ShardAnswer, ShardRequest } from './simulator-shard';
+import type { ShardAnswer, ShardRequest, Traffic } from './simulator-shard';
 
 const REPO_DIR = path.resolve(__dirname, '..', '..');
 
@@ -38,7 +38,7 @@ export class SimulatorShards {
     const shards: Shard[] = Array.from({ length: count }, (_, index) => {
       const child = fork(path.join(REPO_DIR, 'scripts', 'run-ts.cjs'), [path.join(REPO_DIR, 'bench', 'fleet', 'simulator-shard.ts')], {
         cwd: REPO_DIR,
-        execArgv: ['--max-old-space-size=8192', ...(process.env.SHARD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])],
+        execArgv: ['--max-old-space-size=8192', ...(process.env.SHARD_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SHARD_PROF_DIR ?? '/tmp/prof'}`] : [])],
         // Standard output is the measurement's channel: a shard's lines go to standard error.
         stdio: ['ignore', 2, 2, 'ipc'],
       });
@@ -84,6 +84,17 @@ export class SimulatorShards {
   async floor(payload: Uint8Array, sequential?: number): Promise<number[]> {
     const answers = await this.ask('floor', () => ({ type: 'floor', payload: Buffer.from(payload).toString('base64'), sequential }));
     return answers.flatMap((answer) => answer.times);
+  }
+
+  /** What every member's connection has sent and received so far, summed over the shards. */
+  async traffic(): Promise<Traffic> {
+    const answers = await this.ask('traffic', () => ({ type: 'traffic' }));
+    return answers.reduce<Traffic>((sum, { traffic }) => ({
+      inMsgs: sum.inMsgs + traffic.inMsgs,
+      outMsgs: sum.outMsgs + traffic.outMsgs,
+      inBytes: sum.inBytes + traffic.inBytes,
+      outBytes: sum.outBytes + traffic.outBytes,
+    }), { inMsgs: 0, outMsgs: 0, inBytes: 0, outBytes: 0 });
   }
 
   /** Stops every member and every shard; returns a few of the lines the members logged. */

@@ -34,6 +34,12 @@ export interface DeclarationIntake {
   deafness(): Deafness | null;
 }
 
+/** Declarations a pull asks for at most (see the consume below). */
+const PULL_BATCH = 4;
+
+/** How long stopping waits for the broker to have the acknowledgements already sent. */
+const ACK_FLUSH_MS = 2000;
+
 /** How long a message the host could not take waits before the broker offers it again. */
 const REDELIVER_AFTER_MS = 30_000;
 
@@ -71,7 +77,10 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
     while (!stop.signal.aborted && !connection.isClosed()) {
       try {
         const consumer = await jetstream(connection, { apiPrefix: NODE_JS_API_PREFIX }).consumers.get(DECLARATION_STREAM, declarationConsumer(node));
-        const pulling = await consumer.consume({ max_messages: 4, expires: DECLARATION_PULL_EXPIRES_MS });
+        // Room for four, asked again once one is left: each pull crosses the broker's account
+        // import with a response mapping of its own, and the client's default (ask again at
+        // three left) made a fresh pull for every declaration taken.
+        const pulling = await consumer.consume({ max_messages: PULL_BATCH, threshold_messages: 1, expires: DECLARATION_PULL_EXPIRES_MS });
         messages = pulling;
         if (stop.signal.aborted) break;
         failures = 0;
@@ -94,9 +103,11 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
             message.nak(REDELIVER_AFTER_MS);
             continue;
           }
-          await message.ackAck().catch((error: unknown) => {
-            handler.note(`a declaration was taken but its acknowledgement did not reach the broker (${messageOf(error)}); if it comes again it is refused as already held`);
-          });
+          // A plain acknowledgement, not one the broker confirms: a confirmation is one more
+          // answer mapped back across the accounts for every declaration, and it changes
+          // nothing. An acknowledgement lost on the way has the broker offer the declaration
+          // again after DECLARATION_ACK_WAIT_MS, and the gate refuses it as already held.
+          message.ack();
         }
       } catch (error) {
         if (stop.signal.aborted || connection.isClosed()) break;
@@ -120,6 +131,10 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
       stop.abort();
       await messages?.close().catch(() => undefined);
       await running;
+      // Acknowledgements are sent plainly (see above): one still in the client's buffer would
+      // be dropped when the connection closes, and the declaration offered again to the next
+      // start. A round trip to the broker, bounded, sees every one of them there first.
+      if (!connection.isClosed()) await Promise.race([connection.flush().catch(() => undefined), sleep(ACK_FLUSH_MS, undefined, { ref: false })]);
     },
     deafness: () => deaf,
   };

@@ -54,8 +54,10 @@ export class StateChecker {
   }
 
   private checked(state: StoredHostState): { state: StoredHostState; fields?: Passed[] } {
-    const keys = Object.keys(state);
-    if (keys.length !== FIELDS.length || keys.some((key) => !KNOWN.has(key))) return { state: parseWhole(state) };
+    // A field the state leaves out is checked as undefined: an optional one (store_rebuilt_at,
+    // absent on nearly every host) passes, a required one fails and the whole parse names it.
+    // Requiring every key here sent each save of such a state through the whole parse.
+    if (Object.keys(state).some((key) => !KNOWN.has(key))) return { state: parseWhole(state) };
     const parsed: Record<string, unknown> = {};
     const fields: Passed[] = [];
     const changed: Array<[Field, Passed]> = [];
@@ -68,13 +70,13 @@ export class StateChecker {
       const json = items === undefined ? JSON.stringify(value) : listJson(list as ListField, items.json);
       const seen = this.passed.get(field);
       if (seen !== undefined && seen.json === json) {
-        parsed[field] = seen.value;
+        if (seen.value !== undefined || Object.hasOwn(state, field)) parsed[field] = seen.value;
         fields.push(seen);
         continue;
       }
       const entry = items === undefined ? this.parsedField(field, value, json) : this.parsedList(field, list as ListField, items, json);
       if (entry === undefined) return { state: parseWhole(state) };
-      parsed[field] = entry.value;
+      if (entry.value !== undefined || Object.hasOwn(state, field)) parsed[field] = entry.value;
       fields.push(entry);
       changed.push([field, entry]);
     }
