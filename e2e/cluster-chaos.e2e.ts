@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { seededRandom } from '../actors/shared/testing/seeded-random';
 import { ClusterRig } from './cluster-rig';
 import { succeeded } from './run-cli';
 import { done, notYet, until } from './until';
@@ -19,18 +20,6 @@ const SEED = Number(process.env.MESH_CHAOS_SEED ?? 1);
 const HOST_COUNT = Number(process.env.MESH_CHAOS_HOSTS ?? 20);
 const HOSTS = Array.from({ length: HOST_COUNT }, (_, index) => `m${String(index + 1).padStart(2, '0')}`);
 const FILE = '/etc/chaos/web.conf';
-
-/** A small seeded generator (mulberry32), so a failing order can be run again. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Fault = { kind: 'server'; name: string } | { kind: 'controller' } | { kind: 'store' };
 
@@ -111,7 +100,7 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
     }
     await everyHostHas('web 1.0.0\n', 300_000);
 
-    const random = seeded(SEED);
+    const random = seededRandom(SEED);
     const order = faultOrder(random);
     // A new revision before each fault, so a plan is under way (or superseded by the next) as
     // each part fails; the last one must finish.
