@@ -32,6 +32,8 @@ need wireguard-go wireguard-go
 need wg wireguard-tools
 need ip iproute2
 need ping iputils-ping
+# Mesh names: the resolver seat's DNS server, run on hosts of the overlay's namespaces.
+need dnsmasq dnsmasq-base
 
 [ -n "$missing" ] || exit 0
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')
