@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { splitListen } from '../listen/split-listen';
 import { isLoopback } from '../metrics/metrics-listen';
 import { DashboardListenInvalid } from './dashboard-errors';
 
@@ -17,23 +18,10 @@ export interface DashboardListen {
  * network; another machine reaches it through an SSH tunnel. Port 0 takes a free one.
  */
 export function parseDashboardListen(value: string): DashboardListen {
-  const text = value.trim();
-  const bracketed = /^\[([^\]]*)\]:(\d+)$/.exec(text);
-  let host: string;
-  let portText: string;
-  if (/^\d+$/.test(text)) {
-    host = '127.0.0.1';
-    portText = text;
-  } else if (bracketed !== null) {
-    host = bracketed[1] ?? '';
-    portText = bracketed[2] ?? '';
-  } else {
-    const colon = text.lastIndexOf(':');
-    if (colon < 0) throw new DashboardListenInvalid(value, 'there is no port (HOST:PORT)');
-    host = text.slice(0, colon);
-    portText = text.slice(colon + 1);
-    if (host.includes(':')) throw new DashboardListenInvalid(value, 'an IPv6 address goes in brackets, as [::1]:8470');
-  }
+  const split = splitListen(value, 8470);
+  if ('problem' in split) throw new DashboardListenInvalid(value, split.problem);
+  let host = split.host;
+  const portText = split.portText;
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new DashboardListenInvalid(value, `"${portText}" is not a port from 0 to 65535`);
   if (host.toLowerCase() === 'localhost') host = '127.0.0.1';
   if (net.isIP(host) === 0) throw new DashboardListenInvalid(value, `"${host}" is not an IP address`);

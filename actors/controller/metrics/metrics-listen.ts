@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { splitListen } from '../listen/split-listen';
 import { MetricsListenInvalid, MetricsListenNotLoopback } from './metrics-errors';
 
 /** Where the metrics endpoint listens. */
@@ -21,25 +22,11 @@ export interface MetricsListenRules {
  * since what it resolves to cannot be judged here.
  */
 export function parseMetricsListen(value: string, rules: MetricsListenRules = {}): MetricsListen {
-  const text = value.trim();
-  let host: string;
-  let portText: string;
-  if (text.includes('/')) throw new MetricsListenInvalid(value, 'it is an address and a port, without a scheme or a path (the path is always /metrics)');
-  const bracketed = /^\[([^\]]*)\]:(.*)$/.exec(text);
-  if (/^\d+$/.test(text)) {
-    host = '127.0.0.1';
-    portText = text;
-  } else if (bracketed !== null) {
-    host = bracketed[1] ?? '';
-    portText = bracketed[2] ?? '';
-    if (net.isIPv6(host) === false) throw new MetricsListenInvalid(value, `"${host}" in brackets is not an IPv6 address`);
-  } else {
-    const colon = text.lastIndexOf(':');
-    if (colon < 0) throw new MetricsListenInvalid(value, 'there is no port (HOST:PORT)');
-    host = text.slice(0, colon);
-    portText = text.slice(colon + 1);
-    if (host.includes(':')) throw new MetricsListenInvalid(value, 'an IPv6 address goes in brackets, as [::1]:9464');
-  }
+  if (value.includes('/')) throw new MetricsListenInvalid(value, 'it is an address and a port, without a scheme or a path (the path is always /metrics)');
+  const split = splitListen(value, 9464);
+  if ('problem' in split) throw new MetricsListenInvalid(value, split.problem);
+  const { host, portText } = split;
+  if (value.trim().startsWith('[') && !net.isIPv6(host)) throw new MetricsListenInvalid(value, `"${host}" in brackets is not an IPv6 address`);
   if (host === '') throw new MetricsListenInvalid(value, 'there is no address before the port');
   if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
     throw new MetricsListenInvalid(value, `"${portText}" is not a port from 1 to 65535`);
