@@ -10,6 +10,7 @@ import { refuseCollisions } from './node-declarers';
 import { refuseSealedBoxes } from '../secrets/secret-file-rules';
 import { refuseUnsetSecrets } from '../secrets/seal-for-node';
 import { recordSeatClaims } from '../seats/seats.repo';
+import { refuseSeatClaimsOfRevision } from '../seats/seat-claims';
 
 /** The arguments of `module.add`: the module (module.json, parsed) and where it was read from. */
 export const ModuleAddArgs = z.strictObject({ module: ModuleManifest, source: z.string().min(1).max(4096).optional() });
@@ -66,6 +67,7 @@ export async function addModule(ctx: ControllerContext, book: PlanBook, args: Mo
 
   // Nodes already run it: a file naming a secret that is not set could not be sent to them.
   if (running.length > 0) await refuseUnsetSecrets(ctx, [{ module: manifest.name, resources: manifest.resources }]);
+  await refuseSeatClaimsOfRevision(ctx, manifest.name, manifest.seats, running);
   const targets = await nodesRunning(ctx, manifest.name);
   const older = book.runners().filter((runner) => runner.revision.module === manifest.name).map((runner) => runner.id);
   const { revision, row } = await ctx.store.transaction(async (tx) => {

@@ -22,7 +22,7 @@ export async function refuseSeatClaimsAtAssign(ctx: Pick<ControllerContext, 'sto
   }
   for (const claim of claims) {
     for (const seat of claim.needs) {
-      if (!heldHere.has(seat) && !holdings.some((holding) => holding.seat === seat)) throw new SeatNotHeld(seat, claim.module, node);
+      if (!heldHere.has(seat) && !holdings.some((holding) => holding.seat === seat)) throw new SeatNotHeld(seat, claim.module, `nothing was assigned to node ${node}`);
     }
   }
 }
@@ -40,5 +40,34 @@ export async function refuseLosingNeededSeats(ctx: Pick<ControllerContext, 'stor
     if (holdings.some((holding) => holding.seat === seat && !leaving(holding))) continue;
     const needs = (await seatNeeds(ctx.store, seat)).filter((need) => !(need.node === node && modules.includes(need.module)));
     if (needs.length > 0) throw new SeatStillNeeded(seat, node, needs, 'nothing was unassigned');
+  }
+}
+
+/**
+ * Refuses registering a revision that nodes already run when what it claims could not stand
+ * once a plan or push moves them to it: holding a seat that is not replicated on more than one
+ * machine (SeatTaken), or needing a seat no node holds (SeatNotHeld). Checked at `module add`,
+ * since the move itself is a rollout, not an assign, and has no one to ask.
+ */
+export async function refuseSeatClaimsOfRevision(
+  ctx: Pick<ControllerContext, 'store'>,
+  module: string,
+  seats: { holds: readonly string[]; needs: readonly string[] } | undefined,
+  running: readonly string[],
+): Promise<void> {
+  const [first] = running;
+  if (seats === undefined || first === undefined) return;
+  const holdings = await seatHoldings(ctx.store);
+  for (const seat of seats.holds) {
+    const others = [...new Set(holdings.filter((holding) => holding.seat === seat && holding.module !== module).map((holding) => holding.node))];
+    const holders = [...new Set([...others, ...running])];
+    if (holders.length > 1 && !(await isReplicated(ctx.store, seat))) {
+      const holder = others[0] ?? first;
+      const node = holders.find((candidate) => candidate !== holder) as string;
+      throw new SeatTaken(seat, holder, node, `module ${module}'s new revision holds it and runs on ${running.join(', ')}, so it was not registered`);
+    }
+  }
+  for (const seat of seats.needs) {
+    if (!seats.holds.includes(seat) && !holdings.some((holding) => holding.seat === seat)) throw new SeatNotHeld(seat, module, `its new revision runs on ${running.join(', ')} already, so it was not registered`);
   }
 }

@@ -29,13 +29,13 @@ export class SeatStillNeeded extends OperatorError {
   }
 }
 
-/** A module needs a seat nobody holds, at assign. */
+/** A module needs a seat nobody holds, at assign or when a new revision of one that runs says so. */
 export class SeatNotHeld extends OperatorError {
   readonly seat: string;
-  constructor(seat: string, module: string, node: string) {
-    super(`module ${module} needs seat ${seat}, which no node holds; nothing was assigned to node ${node}`, {
+  constructor(seat: string, module: string, refused: string) {
+    super(`module ${module} needs seat ${seat}, which no node holds; ${refused}`, {
       value: seat,
-      next: `give it a holder first: mesh-control seat ${seat} --add NODE (or assign a module that holds it), then assign again`,
+      next: `give it a holder first: mesh-control seat ${seat} --add NODE (or assign a module that holds it), then try again`,
     });
     this.seat = seat;
   }

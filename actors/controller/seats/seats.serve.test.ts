@@ -140,7 +140,7 @@ describe('seats held by nodes and composed into their declarations', () => {
     await expect(seat({ seat: 'build-cache' })).rejects.toThrow(SeatChangeUnclear);
   });
 
-  test('the last holder through a module cannot be unassigned while something needs the seat; another holder lets it go', async () => {
+  test('the last holder through a module cannot be unassigned while something needs the seat, but can with what needs it', async () => {
     await seat({ seat: 'build-cache', remove: 'alpha' });
     const refused = await unassignModules(ctx, { node: 'gamma', modules: ['cache-server'] }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(SeatStillNeeded);
@@ -149,6 +149,20 @@ describe('seats held by nodes and composed into their declarations', () => {
     // Unassigning what needs it along with the holder is fine: nothing is left needing the seat.
     await unassignModules(ctx, { node: 'gamma', modules: ['cache-server', 'builder'] });
     expect((await listed('build-cache'))?.holders).toEqual([]);
+  });
+
+  test('a new revision of a running module that would make a second holder of a single seat is not registered', async () => {
+    await module({ name: 'web', version: '1', resources: [] });
+    await assignModules(ctx, { node: 'alpha', modules: ['web'] });
+    await assignModules(ctx, { node: 'beta', modules: ['web'] });
+    const refused = await module({ name: 'web', version: '2', resources: [], seats: { holds: ['front-door'], needs: [] } }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SeatTaken);
+    expect((refused as SeatTaken).message).toMatch(/module web's new revision holds it and runs on alpha, beta, so it was not registered/);
+    const needing = await module({ name: 'web', version: '2', resources: [], seats: { holds: [], needs: ['front-door'] } }).catch((error: unknown) => error);
+    expect(needing).toBeInstanceOf(SeatNotHeld);
+    expect(await ctx.store.query('SELECT version FROM module_revisions WHERE name = $1', ['web'])).toEqual([{ version: '1' }]);
+    await unassignModules(ctx, { node: 'alpha', modules: ['web'] });
+    await unassignModules(ctx, { node: 'beta', modules: ['web'] });
   });
 
   test('resolver holders taken away: the others resolve through the one left, then the resolver configuration is handed back', async () => {
