@@ -27,6 +27,8 @@ describe('seat and seats on the command line, before the controller is asked', (
     const result = await runCommand(SeatCommand, ['seat', 'build-cache', '--replicated', '--single', '--dir', dir, '--json']);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout).error).toMatchObject({ condition: 'SeatChangeUnclear', value: 'build-cache', next: expect.stringContaining('mesh-control seat build-cache --add NODE') });
+    const nothing = await runCommand(SeatCommand, ['seat', 'build-cache', '--dir', dir]);
+    expect([nothing.code, nothing.stderr]).toEqual([2, expect.stringMatching(/^error: seat was given no change; nothing was changed: "build-cache"\nnext: {2}say one change: /)]);
   });
 
   test('a node name that cannot be a node is refused before anything is asked', async () => {

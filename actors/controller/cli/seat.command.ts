@@ -35,6 +35,7 @@ export class SeatCommand extends ControllerCommand {
   async run(): Promise<CommandResult> {
     const seat = parseContract(SeatName, this.seat, 'seat name', { next: 'list the seats with mesh-control seats' });
     if (this.replicated === true && this.single === true) throw new SeatChangeUnclear(seat, 'seat was given --replicated and --single at once');
+    if (this.add === undefined && this.remove === undefined && this.replicated !== true && this.single !== true) throw new SeatChangeUnclear(seat, 'seat was given no change');
     const args: Record<string, unknown> = { seat };
     if (this.add !== undefined) args.add = parseContract(NodeName, this.add, 'node name', { next: 'list the nodes with mesh-control nodes' });
     if (this.remove !== undefined) args.remove = parseContract(NodeName, this.remove, 'node name', { next: 'list the seats and their holders with mesh-control seats' });
