@@ -8,7 +8,9 @@ import { eventually, useTestController } from '../enrolment/testing/test-control
 import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { unassignModules } from '../modules/unassign-modules';
+import { ModuleCollision } from '../modules/module-errors';
 import { PlanBook } from '../plans/plan-book';
+import { setDeclaredResources } from '../declarations/declarations.repo';
 import type { SeatChanged } from './change-seat';
 import { RESOLV_CONF_PATH, RESOLVER_CONFIG_PATH } from './render-resolver';
 import { SeatChangeUnclear, SeatHeldBySeveral, SeatHeldThroughModule, SeatHolderNotFound, SeatNotHeld, SeatStillNeeded, SeatTaken } from './seat-errors';
@@ -176,5 +178,15 @@ describe('seats held by nodes and composed into their declarations', () => {
     expect(gamma.roster).toBeUndefined();
     const text = (await call('seats', {})).text;
     expect(text).toMatch(/^mesh-dns-resolver {2}replicated {2}no holder/m);
+  });
+
+  test('a resolver holder is refused where something else declares resolv.conf, naming both, and nothing is recorded', async () => {
+    const own = { shape: 'file', path: RESOLV_CONF_PATH, content: { text: 'nameserver 192.0.2.53\n' }, mode: '0644', owner: 'root', group: 'root' } as const;
+    await setDeclaredResources(ctx.store, 'gamma', [own], new Date());
+    const refused = await seat({ seat: 'mesh-dns-resolver', add: 'alpha' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ModuleCollision);
+    expect((refused as ModuleCollision).message).toBe('node declare and the seats both declare path:/etc/resolv.conf on node gamma; seat mesh-dns-resolver was not changed: "path:/etc/resolv.conf"');
+    expect((await listed('mesh-dns-resolver'))?.holders).toEqual([]);
+    await setDeclaredResources(ctx.store, 'gamma', [], new Date());
   });
 });
