@@ -5,6 +5,7 @@ import { Overlay } from './overlay';
 import { Owned } from './owned';
 import { Count, IsoTime, NodeName } from './primitives';
 import { ResourceList } from './resource';
+import { SeatRoster } from './seat';
 
 /**
  * What a declaration is for. `overlay` makes a new node reachable and carries nothing else;
@@ -26,7 +27,8 @@ const OVERLAY_SHAPES = new Set(['file', 'directory', 'service']);
  * lost store. `broker_fingerprints`, when present, are the broker certificates the node pins
  * from now on (the current, and the next while it is rotated): a pin reaches a node only signed.
  * `broker_urls`, when present, are every server of the broker's cluster, which the node's link
- * tries in turn from now on.
+ * tries in turn from now on. `roster`, when present (a full declaration on a mesh with a replicated
+ * seat held), gives each replicated seat's holders, this node first.
  */
 export const Declaration = z
   .strictObject({
@@ -40,6 +42,7 @@ export const Declaration = z
     previously_owned: Owned.optional(),
     broker_fingerprints: BrokerFingerprints.optional(),
     broker_urls: BrokerUrls.optional(),
+    roster: SeatRoster.optional(),
   })
   .superRefine((declaration, ctx) => {
     const refuse = (path: string, message: string) =>

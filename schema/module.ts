@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ResourceList } from './resource';
+import { ModuleSeats } from './seat';
 
 // A module is a named, versioned set of resources that the controller places on nodes
 // (`mesh-control assign NODE MODULE…`). It is registered from `module.json` (`mesh-control module
@@ -36,12 +37,14 @@ export const UpgradePolicy = z.enum(['one-first', 'together', 'record']);
 /** See {@link UpgradePolicy}. */
 export type UpgradePolicy = z.infer<typeof UpgradePolicy>;
 
-/** `module.json`: the module's name, version, upgrade policy and resources (defaults applied). */
+/** `module.json`: the module's name, version, upgrade policy, resources (defaults applied) and the seats it holds and needs. */
 export const ModuleManifest = z.strictObject({
   name: ModuleName,
   version: ModuleVersion,
   upgrade_policy: UpgradePolicy.default('one-first'),
   resources: ResourceList,
+  // The seats it holds and needs (schema/seat.ts); left out, none.
+  seats: ModuleSeats.optional(),
 });
 /** See {@link ModuleManifest}. */
 export type ModuleManifest = z.infer<typeof ModuleManifest>;

@@ -25,6 +25,7 @@ import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
 import { SecretListCommand, SecretSetCommand, SecretUnsetCommand } from './secret.command';
+import { SeatCommand, SeatsCommand } from './seat.command';
 import { ServeCommand } from './serve.command';
 import { StatusCommand } from './status.command';
 import { TokenIssueCommand } from './token-issue.command';
@@ -50,6 +51,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(BrokerRotateCertificateCommand);
   verbs.push(DashboardCommand);
   verbs.push(SecretSetCommand, SecretListCommand, SecretUnsetCommand);
+  verbs.push(SeatCommand, SeatsCommand);
   verbs.push(BrokerClusterCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));

@@ -2,6 +2,7 @@ import type { DeclarationKind } from '../../../schema/declaration';
 import type { Overlay } from '../../../schema/overlay';
 import type { Owned } from '../../../schema/owned';
 import type { Resource } from '../../../schema/resource';
+import type { SeatRoster } from '../../../schema/seat';
 import type { ControllerContext } from '../controller-context';
 import { NodeNotFound } from '../store/node-not-found';
 import { getNodeDeclarationState, overlayMembersWithAddresses, type NodeDeclarationState } from './declarations.repo';
@@ -16,6 +17,8 @@ export interface ComposedDeclaration {
   resources: Resource[];
   overlay?: Overlay;
   previously_owned?: Owned;
+  /** Each replicated seat's holders, this node first (a full declaration, when one is held). */
+  roster?: SeatRoster;
 }
 
 /**

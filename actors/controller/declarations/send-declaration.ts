@@ -79,6 +79,7 @@ export async function sendComposed(ctx: ControllerContext, node: string, compose
         resources: composed.resources,
         ...(composed.overlay === undefined ? {} : { overlay: composed.overlay }),
         ...(composed.previously_owned === undefined ? {} : { previously_owned: composed.previously_owned }),
+        ...(composed.roster === undefined ? {} : { roster: composed.roster }),
         ...(brokerFingerprints === undefined ? {} : { broker_fingerprints: brokerFingerprints }),
         // Every declaration names a cluster's servers, so a host learns of a server added later.
         ...(ctx.config.broker.servers === undefined ? {} : { broker_urls: ctx.config.broker.servers }),

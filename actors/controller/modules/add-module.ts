@@ -9,6 +9,8 @@ import { assignmentsOf, assignmentsOfModule, insertRevision, newestRevision, typ
 import { refuseCollisions } from './node-declarers';
 import { refuseSealedBoxes } from '../secrets/secret-file-rules';
 import { refuseUnsetSecrets } from '../secrets/seal-for-node';
+import { recordSeatClaims } from '../seats/seats.repo';
+import { refuseSeatClaimsOfRevision } from '../seats/seat-claims';
 
 /** The arguments of `module.add`: the module (module.json, parsed) and where it was read from. */
 export const ModuleAddArgs = z.strictObject({ module: ModuleManifest, source: z.string().min(1).max(4096).optional() });
@@ -65,10 +67,12 @@ export async function addModule(ctx: ControllerContext, book: PlanBook, args: Mo
 
   // Nodes already run it: a file naming a secret that is not set could not be sent to them.
   if (running.length > 0) await refuseUnsetSecrets(ctx, [{ module: manifest.name, resources: manifest.resources }]);
+  await refuseSeatClaimsOfRevision(ctx, manifest.name, manifest.seats, running);
   const targets = await nodesRunning(ctx, manifest.name);
   const older = book.runners().filter((runner) => runner.revision.module === manifest.name).map((runner) => runner.id);
   const { revision, row } = await ctx.store.transaction(async (tx) => {
     const revision = await insertRevision(tx, { name: manifest.name, version: manifest.version, upgrade_policy: manifest.upgrade_policy, resources: manifest.resources, digest, source: args.source ?? null, added_at: ctx.now() });
+    await recordSeatClaims(tx, revision.name, revision.version, manifest.seats);
     const row: PlanRow | undefined =
       targets.length === 0 ? undefined : await book.record(tx, { module: revision.name, version: revision.version, seq: revision.seq, policy: revision.upgrade_policy }, targets);
     return { revision, row };

@@ -12,6 +12,8 @@ import { assignmentsOf, newestRevision, newestRevisions, setAssignment, type Mod
 import { refuseCollisions } from './node-declarers';
 import { sendWithModules, type SentWithModules } from './send-with-modules';
 import { refuseUnsealable } from '../secrets/seal-for-node';
+import { refuseSeatClaimsAtAssign } from '../seats/seat-claims';
+import { sendOthersWhenSeatsMoved } from '../seats/send-for-seats';
 
 /** The arguments of `assign` and `unassign`: one node, one or more modules. */
 export const AssignArgs = z.strictObject({ node: NodeName, modules: z.array(ModuleName).min(1, { error: 'name at least one module' }) });
@@ -36,7 +38,8 @@ export interface ModulesChanged {
  * is an unknown module (ModuleNotFound), a node without an identity or being released, a node
  * whose last report's adoption briefing has a `failed` line (NodeNotEligible: it is a node, but
  * is given no work until that is resolved), and two parties declaring one path, package, unit or
- * container on the node (ModuleCollision, naming both and the key). A module the node runs
+ * container on the node (ModuleCollision, naming both and the key), and a module holding a seat
+ * another node holds alone or needing one nobody holds (seats/seat-claims.ts). A module the node runs
  * already is left at its revision (a push or a plan moves it).
  */
 export async function assignModules(ctx: ControllerContext, args: AssignArgs): Promise<ModulesChanged> {
@@ -53,7 +56,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
   }
 
   // Inside the node's queue, so its reports (and their briefings) and its sends are in one order.
-  return nodeWorkQueue(ctx).run(node, async () => {
+  const result = await nodeWorkQueue(ctx).run(node, async (): Promise<ModulesChanged> => {
     const failed = await failedAdoptionLines(ctx.store, node);
     if (failed.length > 0) throw new NodeNotEligible(node, failed);
     const running = new Map((await assignmentsOf(ctx.store, node)).map((assignment) => [assignment.module, assignment.version]));
@@ -64,6 +67,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     refuseShapesOfKind(node, state.profile, put.flatMap((revision) => revision.resources), 'nothing was assigned');
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
     await refuseUnsealable(ctx, node, put.map((revision) => ({ module: revision.name, resources: revision.resources })));
+    await refuseSeatClaimsAtAssign(ctx, node, put);
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {
       for (const revision of put) await setAssignment(tx, node, revision.name, revision.version, at);
@@ -71,4 +75,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     const outcome = await sendWithModules(ctx, node);
     return 'sent' in outcome ? { node, changed, unchanged, sent: outcome.sent, held: null } : { node, changed, unchanged, sent: null, held: outcome.held.reason };
   });
+  // A module holding a seat changes every other node's roster; sent after this node's queue is let go.
+  await sendOthersWhenSeatsMoved(ctx, node, result.changed);
+  return result;
 }

@@ -4,6 +4,7 @@ import { composeOverlay, nodeState } from '../declarations/compose-overlay';
 import { findCollision, type Declarer } from './find-collision';
 import { ModuleCollision } from './module-errors';
 import { assignmentsOf, getRevision, type ModuleRevision } from './modules.repo';
+import { readSeatState, seatResources } from '../seats/compose-seats';
 
 /**
  * How what a node is given would change: module revisions put on (new or replacing), modules
@@ -22,7 +23,7 @@ export function moduleParty(revision: Pick<ModuleRevision, 'name' | 'version'>):
 
 /**
  * Everything that would declare resources on `node` after `change`: the overlay, what `node
- * declare` gave it, and each module it would run at its revision — the modules it runs now
+ * declare` gave it, what the seats compose there (resolv.conf, a resolver holder's files), and each module it would run at its revision — the modules it runs now
  * first, in name order, then the ones put on.
  */
 export async function nodeDeclarers(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string, change: ModuleChange = {}): Promise<Declarer[]> {
@@ -32,6 +33,7 @@ export async function nodeDeclarers(ctx: Pick<ControllerContext, 'store' | 'conf
   const declarers: Declarer[] = [
     { party: { name: 'the overlay' }, resources: overlay.resources },
     { party: { name: 'node declare' }, resources: change.declared ?? state.declared_resources },
+    { party: { name: 'the seats' }, resources: seatResources(node, await readSeatState(ctx.store), overlay.overlay?.names ?? [], state.profile) },
   ];
   for (const assignment of await assignmentsOf(ctx.store, node)) {
     if (change.remove?.includes(assignment.module)) continue;
