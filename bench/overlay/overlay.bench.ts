@@ -50,7 +50,7 @@ async function throughput(ctx: BenchContext): Promise<Figure> {
     const machines = [];
     for (const [index, root] of roots.entries()) {
       await fs.mkdir(path.join(root, 'var', 'lib'), { recursive: true });
-      machines.push(await lab.addMachine(index === 0 ? 'x' : 'y', index + 1, root));
+      machines.push(await lab.addMachine(index === 0 ? 'x' : 'y', index + 1));
     }
     const keys = await Promise.all(roots.map(async (root) => {
       const key = path.join(root, 'var', 'lib', 'wg.key');
@@ -113,7 +113,7 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
       await fs.mkdir(path.join(root, 'var', 'lib'), { recursive: true });
       await fs.mkdir(path.join(root, 'usr', 'bin'), { recursive: true });
       await fs.symlink('/usr/bin/wireguard-go', path.join(root, 'usr', 'bin', 'wireguard-go'));
-      await lab.addMachine(name, index + 1, root);
+      await lab.addMachine(name, index + 1);
     }
     await rig.start();
     const conf = (name: string): string => path.join(rig.hostRoot(name), 'etc', 'wireguard', 'mesh0.conf');
