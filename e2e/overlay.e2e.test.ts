@@ -50,7 +50,7 @@ maybe('the overlay between three machines in network namespaces', () => {
       // The machine has wireguard-go installed, as this one does: its profile is read from its root.
       await fs.mkdir(path.join(root, 'usr', 'bin'), { recursive: true });
       await fs.symlink('/usr/bin/wireguard-go', path.join(root, 'usr', 'bin', 'wireguard-go'));
-      await lab.addMachine(name, index + 1, root);
+      await lab.addMachine(name, index + 1);
     }
     await rig.start();
   }, 180_000);
@@ -113,6 +113,9 @@ maybe('the overlay between three machines in network namespaces', () => {
     for (const name of NAMES) {
       const config = await configOf(name);
       expect(config).not.toMatch(/PrivateKey/);
+      // The key is named where this machine's host keeps it (its root's state directory), not at
+      // /var/lib/mesh-host: nothing binds that path here, so wg-quick up would have failed.
+      expect(config).toContain(`PostUp = wg set %i private-key ${path.join(rig.hostStateDir(name), 'wireguard.key')}\n`);
       for (const other of NAMES.filter((o) => o !== name)) {
         expect(config).toContain(`Endpoint = ${lab.machine(other).address}:51820`);
       }
