@@ -36,8 +36,8 @@ export function namespaceSupport(): { ok: true } | { ok: false; why: string } {
  * address (where a broker can listen), and per machine a network namespace joined to the bridge
  * by a veth pair, its end named eth0 and given the address the lab assigns. Each machine's
  * commands run in its network namespace and in a private mount namespace kept by a holder
- * process, so wireguard-go's socket directory (/run/wireguard) is its own and /var/lib can be
- * its root's. Names carry a random suffix so parallel runs do not meet. Everything is removed
+ * process, so wireguard-go's socket directory (/run/wireguard) is its own. Nothing else of the
+ * machine's files is bound in: the configuration's PostUp names its key where its host keeps it. Names carry a random suffix so parallel runs do not meet. Everything is removed
  * by destroy(), and when the process exits should destroy() never be reached.
  */
 export class NetnsLab {
@@ -64,8 +64,8 @@ export class NetnsLab {
     await must(['ip', 'link', 'set', this.bridge, 'up']);
   }
 
-  /** Makes machine `name` (the `index`th, from 1) with its root's /var/lib seen at /var/lib. */
-  async addMachine(name: string, index: number, root: string): Promise<LabMachine> {
+  /** Makes machine `name` (the `index`th, from 1). */
+  async addMachine(name: string, index: number): Promise<LabMachine> {
     const netns = `mx${this.suffix}-${name}`;
     const outer = `mxv${this.suffix}${index}`;
     const inner = `mxp${this.suffix}${index}`;
@@ -78,8 +78,8 @@ export class NetnsLab {
     await must(['ip', '-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
     await must(['ip', '-n', netns, 'link', 'set', 'eth0', 'up']);
     await must(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
-    const script = 'set -e; mkdir -p /run/wireguard; mount -t tmpfs -o mode=0700 mesh-lab /run/wireguard; mount --bind "$1/var/lib" /var/lib; echo ready; exec sleep 2147483647';
-    const holder = spawn('ip', ['netns', 'exec', netns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, 'holder', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const script = 'set -e; mkdir -p /run/wireguard; mount -t tmpfs -o mode=0700 mesh-lab /run/wireguard; echo ready; exec sleep 2147483647';
+    const holder = spawn('ip', ['netns', 'exec', netns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, 'holder'], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push(holder);
     await new Promise<void>((resolve, reject) => {
       let said = '';

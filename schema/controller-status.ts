@@ -98,6 +98,20 @@ export const ControllerStatus = z.strictObject({
    * not pass. Null before the first run ends; absent from a status composed without it.
    */
   doctor: DoctorSummary.nullable().optional(),
+  /**
+   * The nodes on the overlay whose tunnels are not made the ordinary way, at most
+   * STATUS_LIST_MAX named of each (`mesh-control nodes` says it of every node): `unreachable`,
+   * no address another node can dial (behind NAT?: it opens its tunnels); `unreported`, its host
+   * said no addresses; `no_wireguard`, no WireGuard on the machine, so no tunnel at all. Two
+   * unreachable nodes cannot reach each other: that is a problem. Absent from an older status.
+   */
+  overlay: z
+    .strictObject({
+      unreachable: z.strictObject({ count: Count, nodes: z.array(z.string()) }),
+      unreported: z.strictObject({ count: Count, nodes: z.array(z.string()) }),
+      no_wireguard: z.strictObject({ count: Count, nodes: z.array(z.string()) }),
+    })
+    .optional(),
   /** Hand acts recorded in the seven days before composing (`mesh-control hand-acts` lists them and the causes that came back). */
   hand_acts_week: Count,
   /** The broker's certificate: expiry, a rotation under way, nodes pinning only the old one. Absent from a status composed without it. */

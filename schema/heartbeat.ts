@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { BrokerFingerprints } from './broker-fingerprints';
 import { HostVersion, IsoTime, NodeName } from './primitives';
+import { InventoryAddress } from './inventory';
 import { HostKind } from './resource';
 
 /** Why a host cannot hear its declarations: its durable consumer, or the whole stream, is gone from the broker. */
@@ -32,6 +33,12 @@ export const Heartbeat = z.strictObject({
    * say which nodes would be cut off by a certificate switch. Absent from a host that predates it.
    */
   broker_fingerprints: BrokerFingerprints.optional(),
+  /**
+   * The machine's addresses now (as its inventory lists them), so the endpoint its peers are
+   * given follows the machine when it moves, not the network it enrolled on. Absent from a host
+   * that predates it; the controller then keeps the addresses of its enrolment.
+   */
+  addresses: z.array(InventoryAddress).max(256, { error: 'at most 256 addresses' }).optional(),
 });
 /** See {@link Heartbeat}. */
 export type Heartbeat = z.infer<typeof Heartbeat>;

@@ -23,6 +23,11 @@ describe('the profile', () => {
     expect(expectRoundTrip(Profile, arch, 'profile')).toEqual(arch);
   });
 
+  it('round-trips the WireGuard key path a host under --state-dir says at enrolment', () => {
+    const moved = { ...alpine, wireguard: 'wireguard-go', wireguard_key_path: '/srv/mesh-state/wireguard.key' };
+    expect(expectRoundTrip(Profile, moved, 'profile')).toEqual(moved);
+  });
+
   it.each<RefusalCase>([
     { name: 'an os id with capitals', input: { ...alpine, os: { id: 'Alpine' } }, path: 'profile.os.id', says: /os-release ID/ },
     { name: 'an architecture with a space', input: { ...alpine, arch: 'x86 64' }, path: 'profile.arch', says: /architecture/ },
@@ -32,6 +37,11 @@ describe('the profile', () => {
     { name: 'a graphical session given as text', input: { ...alpine, graphical_session: 'no' }, path: 'profile.graphical_session', says: /expected boolean/ },
     { name: 'an empty kernel release', input: { ...alpine, kernel: '' }, path: 'profile.kernel', says: /must not be empty/ },
     { name: 'a missing host kind', input: { ...alpine, host_kind: undefined }, path: 'profile.host_kind', says: /required/ },
+    // wg-quick runs PostUp through a shell as root: nothing a shell reads specially gets in.
+    { name: 'a key path with a command in it', input: { ...alpine, wireguard_key_path: '/var/lib/k;reboot' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a relative key path', input: { ...alpine, wireguard_key_path: 'var/lib/mesh-host/wireguard.key' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a key path with a space', input: { ...alpine, wireguard_key_path: '/srv/my hosts/wireguard.key' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a key path climbing out with ..', input: { ...alpine, wireguard_key_path: '/srv/../etc/shadow' }, path: 'profile.wireguard_key_path', says: /\.\./ },
     { name: 'an unknown field in the os', input: { ...alpine, os: { ...alpine.os, codename: 'x' } }, path: 'profile.os.codename', says: /unknown field/ },
   ])('refuses $name', ({ input, path, says }) => {
     expectRefused(Profile, input, 'profile', path, says);

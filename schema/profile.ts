@@ -10,6 +10,18 @@ export const WireGuardSupport = z.enum(['kernel', 'wireguard-go', 'none']);
 export type WireGuardSupport = z.infer<typeof WireGuardSupport>;
 
 /**
+ * An absolute path of plain characters (letters, digits, `._+-` and `/`), no `..` part, at most
+ * 1024 characters: written into a line wg-quick hands to a shell as root.
+ */
+export const WireGuardKeyPath = z
+  .string()
+  .max(1024, { error: 'at most 1024 characters' })
+  .regex(/^(?:\/[A-Za-z0-9._+-]+)+$/, { error: 'expected an absolute path of letters, digits, "._+-" and "/" like "/var/lib/mesh-host/wireguard.key"' })
+  .refine((text) => !text.split('/').includes('..'), { error: 'must not contain a ".." part' });
+/** See {@link WireGuardKeyPath}. */
+export type WireGuardKeyPath = z.infer<typeof WireGuardKeyPath>;
+
+/**
  * What a machine can do, reported by the host at enrolment and on request (`nox-mesh-host
  * profile`). It is the controller's input, not a diagnostic: what a node is given depends on
  * its init, package manager, container runtime, architecture and whether it has a desktop.
@@ -30,6 +42,12 @@ export const Profile = z.strictObject({
   // How the overlay's WireGuard interface can be made here: by the kernel, by the userspace
   // wireguard-go, or not at all. Optional: hosts older than this field did not say.
   wireguard: WireGuardSupport.optional(),
+  // Where the host keeps the node's WireGuard private key, as this machine's processes see the
+  // path (its state directory's wireguard.key, under --state-dir or --root): the configuration's
+  // PostUp sets the key from it. Said by `enrol`, not by `profile`; absent from older hosts,
+  // which keep it in the default state directory. wg-quick runs PostUp through a shell, so only
+  // a plain absolute path is taken.
+  wireguard_key_path: WireGuardKeyPath.optional(),
   host_kind: HostKind,
   hostname: z
     .string()

@@ -3,8 +3,11 @@
 // ./demo/hosts/{a,b,c} standing in for their roots, each with its own `nox-mesh-host run` —
 // enrols each with a real one-time token, declares examples/web.json for all three, waits
 // until every machine has applied it and reported, prints `mesh-control nodes` and each
-// machine's `nox-mesh-host owned`, and stops everything with SIGTERM. The files stay in ./demo
-// for a look; the next run starts again from nothing.
+// machine's `nox-mesh-host owned`, and stops everything with SIGTERM. Where this machine
+// allows it (root, network namespaces, wireguard-go), each machine runs in a network namespace
+// of its own and the overlay is brought up for real: its tunnels carry a ping between the
+// machines (scripts/demo-overlay.ts); where it does not, one line says which check failed. The
+// files stay in ./demo for a look; the next run starts again from nothing.
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,6 +15,9 @@ import type { NodeListing } from '../actors/controller/nodes/list-nodes';
 import { OperatorError } from '../actors/shared/operator-error';
 import { isProcessAlive, readPidFile } from '../actors/shared/process/pid';
 import { MeshRig, REPO_DIR, freePort } from '../e2e/mesh-rig';
+import type { NetnsLab } from '../e2e/netns-lab';
+import { makeDemoLab, overlaySupport, showTunnels } from './demo-overlay';
+import { scriptArguments } from './script-arguments';
 import { succeeded } from '../e2e/run-cli';
 import { done, notYet, until } from '../e2e/until';
 
@@ -68,11 +74,11 @@ async function freshDemoDir(): Promise<void> {
   await fs.writeFile(path.join(DEMO_DIR, 'demo.pid'), `${process.pid}\n`);
 }
 
-function portIsFree(port: number): Promise<boolean> {
+function portIsFree(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
 }
 
@@ -87,7 +93,7 @@ async function declaredFiles(): Promise<Array<{ path: string; text: string }>> {
     resource.shape === 'file' && resource.path !== undefined && resource.content?.text !== undefined ? [{ path: resource.path, text: resource.content.text }] : []);
 }
 
-async function demo(rig: MeshRig): Promise<void> {
+async function demo(rig: MeshRig, overlay: { lab: NetnsLab } | { why: string }): Promise<void> {
   await rig.start();
 
   for (const name of MACHINES) {
@@ -128,6 +134,10 @@ async function demo(rig: MeshRig): Promise<void> {
   }, { timeoutMs: 20_000, intervalMs: 250 });
   say('every machine applied it and reported back');
 
+  let wgShow: string | undefined;
+  if ('lab' in overlay) wgShow = await showTunnels(rig, overlay.lab, MACHINES, say);
+  else say(`the overlay's tunnels were not brought up: ${overlay.why}; each machine has its ${overlayFile} all the same`);
+
   print();
   print(`$ bin/mesh-control nodes --dir ${shown(rig.meshDir)}`);
   print(succeeded(await rig.control(['nodes'])).stdout.trimEnd());
@@ -136,10 +146,15 @@ async function demo(rig: MeshRig): Promise<void> {
     print(`$ bin/nox-mesh-host owned --root ${shown(rig.hostRoot(name))}`);
     print(succeeded(await rig.hostCli(name, ['owned'])).stdout.trimEnd());
   }
+  if (wgShow !== undefined) {
+    print();
+    print(`$ wg show ${mesh.overlay.interface}   (on machine ${MACHINES[0]})`);
+    print(wgShow);
+  }
   print();
 }
 
-function finish(rig: MeshRig, ended: Array<{ label: string; exit: { code: number | null; signal: NodeJS.Signals | null } }>): void {
+function finish(rig: MeshRig, ended: Array<{ label: string; exit: { code: number | null; signal: NodeJS.Signals | null } }>, lab: NetnsLab | undefined): void {
   const unclean = ended.filter((piece) => piece.exit.code !== 0);
   say(unclean.length === 0
     ? `stopped the ${ended.length} processes (3 hosts, the controller, the broker) with SIGTERM; each exited cleanly`
@@ -153,10 +168,21 @@ function finish(rig: MeshRig, ended: Array<{ label: string; exit: { code: number
     [`${dir}/logs/`, 'what the broker, the controller and each host printed'],
   ];
   const width = Math.max(...where.map(([file]) => (file as string).length));
+  if (lab !== undefined) {
+    say(`removed the machines' network namespaces and their bridge ${lab.bridge}, and with them the tunnels and wireguard-go`);
+  }
   print(`
 Everything is in ${dir}:
 ${where.map(([file, what]) => `  ${(file as string).padEnd(width)}  ${what}`).join('\n')}
+${lab === undefined ? byHand(dir, mesh) : `
+The machines ran in network namespaces, removed now, and the broker listened on their bridge
+(${rig.init?.broker.url ?? lab.gateway}), gone with them: to run the pieces by hand, raise the demo with
+./scripts/demo.sh --no-overlay, which keeps everything on 127.0.0.1.`}
+Done in ${((performance.now() - started) / 1000).toFixed(1)} s. Running ./scripts/demo.sh again starts over from nothing.`);
+}
 
+function byHand(dir: string, mesh: string): string {
+  return `
 Run the pieces by hand from this directory, the first three each in its own terminal:
   bin/mesh-control broker --dir ${mesh}
   bin/mesh-control serve --dir ${mesh}
@@ -166,11 +192,17 @@ then:
   bin/mesh-control node declare a examples/motd.json --dir ${mesh}
   bin/mesh-control node release c --dir ${mesh}
   bin/mesh-control token issue --new --dir ${mesh}  (then on a new machine: nox-mesh-host enrol --token …)
-
-Done in ${((performance.now() - started) / 1000).toFixed(1)} s. Running ./scripts/demo.sh again starts over from nothing.`);
+`;
 }
 
 async function main(): Promise<number> {
+  let options;
+  try {
+    options = scriptArguments(process.argv.slice(2), { 'no-overlay': { type: 'boolean' } }, './scripts/demo.sh [--no-overlay]');
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\nnext: run ./scripts/demo.sh, or ./scripts/demo.sh --no-overlay to leave the tunnels down and everything on 127.0.0.1\n`);
+    return 2;
+  }
   print(`Novox Mesh demo: a broker, a controller and three machines, all on this one machine, in ${shown(DEMO_DIR)}`);
   try {
     await freshDemoDir();
@@ -181,25 +213,42 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const port = (await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : await freePort();
-  const rig = new MeshRig({ dir: DEMO_DIR, hosts: MACHINES, brokerPort: port, say });
+  const support = overlaySupport({ skip: options['no-overlay'] === true });
+  let lab: NetnsLab | undefined;
+  let why = support.ok ? '' : support.why;
+  if (support.ok) {
+    say('making a network namespace per machine on one bridge, so each can bring its WireGuard tunnel up');
+    lab = await makeDemoLab(MACHINES, (name) => path.join(DEMO_DIR, 'hosts', name)).catch((error: unknown) => {
+      why = `the network namespaces could not be made: ${error instanceof Error ? error.message : String(error)}`;
+      return undefined;
+    });
+  }
+  const brokerHost = lab?.gateway ?? '127.0.0.1';
+  const port = (await portIsFree(PREFERRED_PORT, brokerHost)) ? PREFERRED_PORT : await freePort();
+  const rig = new MeshRig({
+    dir: DEMO_DIR, hosts: MACHINES, brokerPort: port, say,
+    ...(lab === undefined ? {} : { brokerHost: lab.gateway, hostPrefix: (name: string) => (lab as NetnsLab).enter(name) }),
+  });
 
   // Ctrl-C stops every piece cleanly, as the end of the demo does.
   let interrupted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     interrupted = signal;
     say(`${signal}: stopping everything`);
-    void rig.stop();
+    void rig.stop().finally(() => lab?.destroy());
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
   try {
-    await demo(rig);
-    finish(rig, await rig.stop());
+    await demo(rig, lab === undefined ? { why } : { lab });
+    const ended = await rig.stop();
+    await lab?.destroy();
+    finish(rig, ended, lab);
     return 0;
   } catch (error) {
     await rig.stop();
+    await lab?.destroy();
     if (interrupted !== undefined) {
       say(`stopped before the end; nothing is left running, and ${shown(DEMO_DIR)} holds what was made so far`);
       return 130;

@@ -9,6 +9,7 @@ import { failed, floorOf, measured, notMeasured, type Figure, type FigureHead } 
 
 const FIRST_PACKET: FigureHead = { id: 'overlay.enrol_first_packet', group: 'overlay', label: 'enrol → first packet over the overlay to every other node', unit: 'ms' };
 const GONE: FigureHead = { id: 'overlay.release_gone', group: 'overlay', label: 'release → gone from every peer\'s running interface', unit: 'ms' };
+const MOVED: FigureHead = { id: 'overlay.move_endpoint', group: 'overlay', label: 'a node\'s address changes (rouse) → its new endpoint in a peer\'s running interface', unit: 'ms' };
 const THROUGHPUT: FigureHead = { id: 'overlay.tunnel_64mib', group: 'overlay', label: '64 MiB over one wireguard-go tunnel (floor: the raw veth)', unit: 'ms' };
 
 const BYTES = 64 * 1024 * 1024;
@@ -25,7 +26,7 @@ export const overlaySection: BenchSection = {
   name: 'overlay',
   async run(ctx: BenchContext): Promise<Figure[]> {
     const support = namespaceSupport();
-    if (!support.ok) return [FIRST_PACKET, GONE, THROUGHPUT].map((head) => notMeasured(head, `no network namespaces here: ${support.why}`));
+    if (!support.ok) return [FIRST_PACKET, GONE, MOVED, THROUGHPUT].map((head) => notMeasured(head, `no network namespaces here: ${support.why}`));
     const figures: Figure[] = [];
     try {
       figures.push(await throughput(ctx));
@@ -35,7 +36,7 @@ export const overlaySection: BenchSection = {
     try {
       figures.push(...(await churn(ctx)));
     } catch (error) {
-      figures.push(failed(FIRST_PACKET, error), failed(GONE, error));
+      figures.push(failed(FIRST_PACKET, error), failed(GONE, error), failed(MOVED, error));
     }
     return figures;
   },
@@ -50,7 +51,7 @@ async function throughput(ctx: BenchContext): Promise<Figure> {
     const machines = [];
     for (const [index, root] of roots.entries()) {
       await fs.mkdir(path.join(root, 'var', 'lib'), { recursive: true });
-      machines.push(await lab.addMachine(index === 0 ? 'x' : 'y', index + 1, root));
+      machines.push(await lab.addMachine(index === 0 ? 'x' : 'y', index + 1));
     }
     const keys = await Promise.all(roots.map(async (root) => {
       const key = path.join(root, 'var', 'lib', 'wg.key');
@@ -113,7 +114,7 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
       await fs.mkdir(path.join(root, 'var', 'lib'), { recursive: true });
       await fs.mkdir(path.join(root, 'usr', 'bin'), { recursive: true });
       await fs.symlink('/usr/bin/wireguard-go', path.join(root, 'usr', 'bin', 'wireguard-go'));
-      await lab.addMachine(name, index + 1, root);
+      await lab.addMachine(name, index + 1);
     }
     await rig.start();
     const conf = (name: string): string => path.join(rig.hostRoot(name), 'etc', 'wireguard', 'mesh0.conf');
@@ -167,7 +168,29 @@ async function churn(ctx: BenchContext): Promise<Figure[]> {
       ctx.say(`overlay: run ${i + 1}: enrol returned at ${Math.round(enrolDone)} ms, its file there at ${Math.round(fileThere)} ms, first packet to both at ${Math.round(firstPacket.at(-1) ?? 0)} ms; gone from both ${Math.round(gone.at(-1) ?? 0)} ms after release`);
     }
     const note = 'three namespaces on one bridge, wireguard-go; the init is stood in for by `wg-quick up` run as soon as the file is there';
-    return [measured(FIRST_PACKET, firstPacket, { note }), measured(GONE, gone, { note })];
+
+    // a moves to another address, and its host is roused as the network dispatcher rouses it on
+    // a real machine: its dead link ends, the new one's first heartbeat carries the addresses,
+    // the controller sends c the change, and c's sync action makes it live.
+    const moved: number[] = [];
+    const pidFile = path.join(rig.hostStateDir('a'), 'host.pid');
+    for (let i = 0; i < runs; i += 1) {
+      const from = (await fs.readFile(conf('c'), 'utf8')).match(/^Endpoint = (\S+):\d+$/m)?.[1] ?? lab.machine('a').address;
+      const to = from.replace(/\.\d+$/, `.${41 + i}`);
+      const started = performance.now();
+      const move = await lab.run('a', ['sh', '-c', 'ip addr del "$1/24" dev eth0 && ip addr add "$2/24" dev eth0', 'move', from, to]);
+      if (move.code !== 0) throw new Error(`moving a from ${from} to ${to}: ${move.stderr}`);
+      process.kill(Number((await fs.readFile(pidFile, 'utf8')).trim()), 'SIGUSR1');
+      await until(`c's running interface to send to a at ${to}`, async () => {
+        const endpoints = (await lab.run('c', ['wg', 'show', 'mesh0', 'endpoints'])).stdout;
+        const text = await fs.readFile(conf('c'), 'utf8');
+        return endpoints.includes(`${to}:`) && text.includes(`Endpoint = ${to}:`) ? done(true) : notYet(endpoints);
+      }, { timeoutMs: 120_000, intervalMs: 20 });
+      moved.push(performance.now() - started);
+      ctx.say(`overlay: move ${i + 1}: a from ${from} to ${to}, in c's running interface after ${Math.round(moved.at(-1) ?? 0)} ms`);
+    }
+    const moveNote = 'a rouse (SIGUSR1, as the network dispatcher sends) after the address change; default host timings';
+    return [measured(FIRST_PACKET, firstPacket, { note }), measured(GONE, gone, { note }), measured(MOVED, moved, { note: moveNote })];
   } finally {
     await rig.stop();
     await lab.destroy();

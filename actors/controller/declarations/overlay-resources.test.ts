@@ -36,6 +36,14 @@ describe('the overlay of one node', () => {
     expect(text).not.toMatch(/PrivateKey/);
   });
 
+  test('names the key where the host said it keeps it, under its --state-dir or --root, not the default directory', () => {
+    // The bug pinned: PostUp named /var/lib/mesh-host/wireguard.key whatever the host's state directory was.
+    const [wireguard] = overlayResources('bravo', overlayFor(bravo, [alpha, bravo], 51820), 'mesh0', { init: 'systemd', wireguard_key_path: '/srv/hosts/b/var/lib/mesh-host/wireguard.key' });
+    const text = wireguard?.shape === 'file' && 'text' in wireguard.content ? wireguard.content.text : '';
+    expect(text).toContain('\nPostUp = wg set %i private-key /srv/hosts/b/var/lib/mesh-host/wireguard.key\n');
+    expect(text).not.toContain('private-key /var/lib/');
+  });
+
   test('writes the names in hosts form', () => {
     const [, hosts] = overlayResources('alpha', overlayFor(alpha, [alpha, bravo], 51820), 'mesh0', { init: 'none' });
     expect(hosts).toMatchObject({ shape: 'file', path: '/etc/mesh/hosts', mode: '0644' });

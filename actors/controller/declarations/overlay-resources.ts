@@ -80,8 +80,8 @@ const SYNC_SCRIPT = [
  * (`mesh-control nodes` says why it has no tunnel). An older host that did not say where its
  * WireGuard comes from gets the service, as before.
  */
-export function overlayResources(nodeName: string, overlay: Overlay, iface: string, profile: Pick<Profile, 'init' | 'wireguard'> | null | undefined): Resource[] {
-  const config = renderWireguardConfig(nodeName, overlay);
+export function overlayResources(nodeName: string, overlay: Overlay, iface: string, profile: Pick<Profile, 'init' | 'wireguard' | 'wireguard_key_path'> | null | undefined): Resource[] {
+  const config = renderWireguardConfig(nodeName, overlay, profile?.wireguard_key_path);
   const resources: Resource[] = [
     { shape: 'file', path: wireguardConfigPath(iface), content: { text: config }, mode: '0600', owner: 'root', group: 'root' },
     { shape: 'file', path: MESH_HOSTS_PATH, content: { text: renderHostsFile(overlay.names) }, mode: '0644', owner: 'root', group: 'root' },

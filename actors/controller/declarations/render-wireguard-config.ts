@@ -1,18 +1,19 @@
 import type { Overlay } from '../../../schema/overlay';
 
 /**
- * Where the host keeps the node's WireGuard private key (in its state directory). The key is
- * made on the machine at enrolment and never leaves it, so the configuration the controller
- * writes cannot hold it: `PostUp` reads it from here when the interface comes up.
+ * Where a host in the default state directory keeps the node's WireGuard private key. The key
+ * is made on the machine at enrolment and never leaves it, so the configuration the controller
+ * writes cannot hold it: `PostUp` reads it from the path the host said at enrolment (its
+ * profile's `wireguard_key_path`), or from here for a host too old to say.
  */
 export const WIREGUARD_PRIVATE_KEY_PATH = '/var/lib/mesh-host/wireguard.key';
 
 /**
  * The node's `wg-quick` configuration: the interface with its overlay address and listen
- * port, the private key set from the host's own file after the interface is up, and one
- * `[Peer]` per other node, routing that node's address.
+ * port, the private key set from the host's own file (at `keyPath`) after the interface is up,
+ * and one `[Peer]` per other node, routing that node's address.
  */
-export function renderWireguardConfig(nodeName: string, overlay: Overlay): string {
+export function renderWireguardConfig(nodeName: string, overlay: Overlay, keyPath: string = WIREGUARD_PRIVATE_KEY_PATH): string {
   const lines = [
     `# The mesh overlay of node ${nodeName}, written by the mesh controller.`,
     '# Edits here are replaced at the next reconcile.',
@@ -21,7 +22,7 @@ export function renderWireguardConfig(nodeName: string, overlay: Overlay): strin
     '[Interface]',
     `Address = ${overlay.address}`,
     ...(overlay.listen_port === undefined ? [] : [`ListenPort = ${overlay.listen_port}`]),
-    `PostUp = wg set %i private-key ${WIREGUARD_PRIVATE_KEY_PATH}`,
+    `PostUp = wg set %i private-key ${keyPath}`,
   ];
   for (const peer of overlay.peers) {
     lines.push(

@@ -27,6 +27,11 @@ describe('the node list', () => {
     ]);
   });
 
+  test('tells a node without WireGuard to be enrolled again once it has it, since only enrolment sends its profile', () => {
+    const text = formatNodeList([listing('bare', '10.77.0.5', 'no-wireguard')], NOW);
+    expect(text.split('\n').at(-1)).toBe('  no-wireguard: no WireGuard on the machine: install wireguard-tools and wireguard-go (or a kernel with WireGuard), then enrol it again (mesh-control token issue --node NAME) so its profile says so');
+  });
+
   test('adds nothing under the table when every node is reached directly', () => {
     expect(formatNodeList([listing('cloud', '10.77.0.1', 'direct'), listing('gone', null, null)], NOW).split('\n')).toHaveLength(3);
   });

@@ -33,7 +33,7 @@ const REACH_MEANS: Record<OverlayReach, string> = {
   'own-network': 'peers reach it at a private address, from its own network only',
   unreachable: 'no address it reported can be reached (behind NAT?): peers cannot start a tunnel to it; it opens them, with keepalives',
   unreported: 'its host said no addresses (older than overlay endpoints): upgrade it; it opens the tunnels meanwhile',
-  'no-wireguard': 'no WireGuard on the machine: install wireguard-tools and wireguard-go (or a kernel with WireGuard); the overlay follows at the next reconcile',
+  'no-wireguard': 'no WireGuard on the machine: install wireguard-tools and wireguard-go (or a kernel with WireGuard), then enrol it again (mesh-control token issue --node NAME) so its profile says so',
 };
 
 // Only a node holding an identity is judged by its silence.

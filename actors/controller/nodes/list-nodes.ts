@@ -49,7 +49,7 @@ export interface NodeListing {
 export type OverlayReach = 'direct' | 'own-network' | 'unreachable' | 'unreported' | 'no-wireguard';
 
 // The overlay as `mesh-control init` makes it, for callers that do not pass the mesh's own.
-const DEFAULT_OVERLAY: OverlaySettings = { cidr: '10.77.0.0/16', listen_port: 51820, interface: 'mesh0' };
+export const DEFAULT_OVERLAY: OverlaySettings = { cidr: '10.77.0.0/16', listen_port: 51820, interface: 'mesh0' };
 
 /** Which node records to list: those named after `after`, at most `limit` of them. */
 export interface NodeRange {
@@ -121,8 +121,11 @@ export async function listNodeRecords(
   });
 }
 
-// Only a node on the overlay has an endpoint to speak of; a released or revoked one has none.
-function overlayReach(row: ListedRow, overlay: OverlaySettings): Pick<NodeListing, 'overlay_reach'> {
+/** What a node's record says about how its tunnels come about (overlayReach reads it). */
+export type ReachRow = Pick<ListedRow, 'lifecycle_state' | 'overlay_address' | 'addresses' | 'wireguard'>;
+
+/** How a node's tunnels come about (OverlayReach); null for one not on the overlay (released or revoked: it has none). */
+export function overlayReach(row: ReachRow, overlay: OverlaySettings): Pick<NodeListing, 'overlay_reach'> {
   if (row.overlay_address === null || (row.lifecycle_state !== 'enrolled' && row.lifecycle_state !== 'disconnected')) return { overlay_reach: null };
   if (row.wireguard === 'none') return { overlay_reach: 'no-wireguard' };
   if (row.addresses === null) return { overlay_reach: 'unreported' };

@@ -6,6 +6,7 @@ import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
 import { recordBrokerPins } from '../broker/broker-pins.repo';
+import { followAddresses } from '../declarations/follow-addresses';
 
 /**
  * Takes one heartbeat as it arrived on `mesh.node.<node>.heartbeat`: the node was heard from
@@ -19,6 +20,9 @@ import { recordBrokerPins } from '../broker/broker-pins.repo';
  * recorded for status, and the acting controller asserts the node's consumer at once rather
  * than at the next read-back: at most once per assertion's lifetime (BusObjects), however often
  * the node says it.
+ *
+ * The addresses a heartbeat carries replace those kept for the node, and when that moves its
+ * endpoint its peers are sent the change (followAddresses).
  */
 export async function receiveHeartbeat(ctx: ControllerContext, subject: string, data: Uint8Array): Promise<boolean> {
   const node = subject.split('.')[2] ?? '';
@@ -37,6 +41,11 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
   // What the node pins, for a certificate rotation: kept only when it changed.
   if (recorded && heartbeat.data.broker_fingerprints !== undefined) await recordBrokerPins(ctx.store, node, heartbeat.data.broker_fingerprints, at);
+  // Where the node is now, for its peers' endpoints: kept when it changed, and pushed when they see it.
+  if (recorded && heartbeat.data.addresses !== undefined) {
+    await followAddresses(ctx, node, heartbeat.data.addresses, new Date(heartbeat.data.sent_at))
+      .catch((error: unknown) => ctx.log(`reports: node ${node}'s new addresses could not be followed (a write that failed is tried again at its next heartbeat): ${error instanceof Error ? error.message : String(error)}`, { level: 'error', node }));
+  }
   if (!recorded) ctx.log(`reports: a heartbeat of node ${node} ignored: the store has no such node (or a controller under a later epoch acts)`, { level: 'warn', node });
   else durationsOf(ctx.store).heartbeat(node, at);
   if (back !== undefined) {

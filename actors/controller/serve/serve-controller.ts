@@ -224,7 +224,7 @@ export async function serveController(dir: string, options: ServeControllerOptio
   const statusGroup: PartGroup = {
     id: 'status',
     parts: [
-      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), conditions: () => conditions.open(ctx.now()), brokerCertificate: () => brokerCertificateStatus(ctx.store, ctx.config.broker.cert_file, ctx.config.broker.dir) }, options.statusEveryMs),
+      statusPart(board, { store: ctx.store, gate, leaseHolder: () => kvLease.current(), tree, controller: identity.controller, now: ctx.now, busRepairs: () => busObjects(ctx).repairs.counts(), doctor: () => doctorBoard.summary(), conditions: () => conditions.open(ctx.now()), brokerCertificate: () => brokerCertificateStatus(ctx.store, ctx.config.broker.cert_file, ctx.config.broker.dir), overlay: ctx.config.overlay }, options.statusEveryMs),
       ...(options.parts === undefined ? [nodesPartFor(options.heartbeatPeriods)] : []),
     ],
     queries: KNOWN_QUERIES,

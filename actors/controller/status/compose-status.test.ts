@@ -30,6 +30,39 @@ describe('composeStatus', () => {
     expect(status.refused_reports.by_node).toContainEqual(expect.objectContaining({ node: UNKNOWN_SENDER, reason: 'malformed', count: 3 }));
   });
 
+  test('names the overlay\'s nodes no peer can dial, and makes two of them a problem, since no tunnel can start between them', async () => {
+    await ready();
+    const now = new Date();
+    const nodes: Array<{ name: string; address: string; addresses: Array<{ interface: string; address: string }> | null; wireguard: string }> = [
+      { name: 'o-direct', address: '10.77.9.1', addresses: [{ interface: 'eth0', address: '192.0.2.10' }], wireguard: 'kernel' },
+      { name: 'o-natted-1', address: '10.77.9.2', addresses: [{ interface: 'wlan0', address: '100.64.3.4' }], wireguard: 'wireguard-go' },
+      { name: 'o-natted-2', address: '10.77.9.3', addresses: [], wireguard: 'kernel' },
+      { name: 'o-silent', address: '10.77.9.4', addresses: null, wireguard: 'kernel' },
+      { name: 'o-bare', address: '10.77.9.5', addresses: [{ interface: 'eth0', address: '192.0.2.11' }], wireguard: 'none' },
+    ];
+    for (const node of nodes) {
+      const identity = generateNodeIdentity();
+      await upsertNode(t.store, { name: node.name, lifecycle_state: 'enrolled', public_key: identity.public_key, nkey: identity.nkey_public }, now);
+      await t.store.query('UPDATE nodes SET overlay_address = $2, inventory = $3, profile = $4 WHERE name = $1', [
+        node.name, node.address, node.addresses === null ? null : JSON.stringify({ addresses: node.addresses }), JSON.stringify({ wireguard: node.wireguard }),
+      ]);
+    }
+    const status = await composeStatus(sources(async () => null));
+    expect(status.overlay).toEqual({
+      unreachable: { count: 2, nodes: ['o-natted-1', 'o-natted-2'] },
+      unreported: { count: 1, nodes: ['o-silent'] },
+      no_wireguard: { count: 1, nodes: ['o-bare'] },
+    });
+    expect(status.problems).toContainEqual({ kind: 'overlay', subject: 'overlay', detail: expect.stringMatching(/^2 nodes have no address another node can dial \(o-natted-1, o-natted-2\): no tunnel can start between any two of them; .*UDP port 51820/) });
+    expect(formatStatus(status, now)).toContain('overlay: 2 unreachable (o-natted-1, o-natted-2): no address another node can dial; each opens its tunnels itself; 1 unreported (o-silent): its host said no addresses yet; 1 without WireGuard (o-bare): no tunnel to or from it (docs/overlay.md)');
+    // Once they are off the overlay (here: their records gone), they are no longer counted.
+    await t.store.query("DELETE FROM nodes WHERE name LIKE 'o-%'");
+    const after = await composeStatus(sources(async () => null));
+    expect(after.overlay).toEqual({ unreachable: { count: 0, nodes: [] }, unreported: { count: 0, nodes: [] }, no_wireguard: { count: 0, nodes: [] } });
+    expect(after.problems.filter((problem) => problem.kind === 'overlay')).toEqual([]);
+    expect(formatStatus(after, now)).toContain('overlay: every node can be dialled by its peers');
+  });
+
   test('tells declarations outstanding (sent, not reported) from failed (reported), and lists nodes away without calling them a problem', async () => {
     await ready();
     const now = new Date();

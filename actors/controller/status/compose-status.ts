@@ -14,6 +14,9 @@ import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
 import type { Sql } from '../store/sql-store';
 import { unsealableProblems } from '../secrets/unsealable-problems';
+import type { OverlaySettings } from '../declarations/overlay-endpoint';
+import { DEFAULT_OVERLAY } from '../nodes/list-nodes';
+import { readOverlayReach } from './read-overlay-reach';
 
 /** Where status is composed from. */
 export interface StatusSources {
@@ -33,6 +36,8 @@ export interface StatusSources {
   conditions?: () => Promise<Condition[]>;
   /** The broker's certificate and who pins it (brokerCertificateStatus); none shown when not given. */
   brokerCertificate?: () => Promise<BrokerCertificateStatus>;
+  /** The mesh's overlay, to judge how nodes are reached; `mesh-control init`'s default unless given. */
+  overlay?: OverlaySettings;
   now(): Date;
 }
 
@@ -65,7 +70,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   if (standing.state === 'quiet' || standing.state === 'lost') {
     problems.push({ kind: 'lease', subject: 'lease', detail: `this controller is ${standing.state === 'quiet' ? 'not acting' : 'no longer acting'}: ${standing.note ?? 'the lease was not renewed'}` });
   }
-  const [conditions, holder, floor, byState, refusals, nodeProblems, presence, declarations, handActsWeek] = await Promise.all([
+  const [conditions, holder, floor, byState, refusals, nodeProblems, presence, declarations, handActsWeek, reach] = await Promise.all([
     readConditions(sources, composedAt),
     sources.leaseHolder().catch((error: unknown) => {
       problems.push({ kind: 'lease', subject: 'lease', detail: `who holds the lease could not be read: ${message(error)}` });
@@ -85,6 +90,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
     readPresence(sources.store),
     readDeclarationDelivery(sources.store),
     countHandActs(sources.store, new Date(composedAt.getTime() - WEEK_MS)),
+    readOverlayReach(sources.store, sources.overlay ?? DEFAULT_OVERLAY),
   ]);
   if (holder !== null && holder.holder === null) {
     // Only something with the controller's rights can write the key (see docs/bus-trust.md).
@@ -92,6 +98,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   }
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
+  problems.push(...reach.problems);
   problems.push(...(await unsealableProblems(sources.store)));
   const repairs = sources.busRepairs?.();
   const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
@@ -128,6 +135,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
       ? {}
       : { bus_repairs: { total: repairs.total, by_kind: { ...repairs.by_kind }, last: repairs.last === null ? null : { ...repairs.last, at: repairs.last.at.toISOString() } } }),
     ...(sources.doctor === undefined ? {} : { doctor: sources.doctor() }),
+    overlay: reach.overlay,
     hand_acts_week: handActsWeek,
     problems: conditions?.unreadable == null ? problems : [{ kind: 'conditions', subject: 'conditions', detail: `the open conditions could not be read: ${conditions.unreadable}` }, ...problems],
     ...(conditions === undefined ? {} : { conditions, all_well: conditions.unreadable === null && conditions.open === 0 && problems.length === 0 }),

@@ -65,6 +65,8 @@ export function formatStatus(status: ControllerStatus, now: Date): string {
       : `doctor: ${doctor.failing.length === 0 ? 'every probe passes' : doctor.failing.map((probe) => `${probe.probe} ${probe.verdict}`).join(', ')} (run ${formatSpan(Math.max(0, now.getTime() - Date.parse(doctor.at)))} ago; mesh-control doctor)`);
   }
 
+  if (status.overlay !== undefined) lines.push(overlayLine(status.overlay));
+
   lines.push(`hand acts this week: ${status.hand_acts_week === 0 ? 'none' : `${status.hand_acts_week} (mesh-control hand-acts lists them and the causes that came back)`}`);
 
   if (status.problems.length === 0) {
@@ -83,6 +85,16 @@ function conditionsLead(status: ControllerStatus, now: Date): string[] {
   if (conditions.open === 0) return [status.problems.length === 0 ? 'all well: no condition open, no problem' : `no condition open, but ${status.problems.length} problem${status.problems.length === 1 ? '' : 's'} below`];
   const counts = [conditions.urgent > 0 ? `${conditions.urgent} urgent` : '', conditions.silenced > 0 ? `${conditions.silenced} silenced` : ''].filter((part) => part !== '');
   return [`NOT WELL: ${conditions.open} condition${conditions.open === 1 ? '' : 's'} open${counts.length === 0 ? '' : ` (${counts.join(', ')})`}:`, ...conditions.list.map((condition) => `  ${conditionLine(condition, now)}`)];
+}
+
+// How the overlay's nodes are reached, where that is not the ordinary way; each word as `mesh-control nodes` says it.
+function overlayLine(overlay: NonNullable<ControllerStatus['overlay']>): string {
+  const parts = [
+    overlay.unreachable.count === 0 ? '' : `${overlay.unreachable.count} unreachable (${overlay.unreachable.nodes.join(', ')}${more(overlay.unreachable.count, overlay.unreachable.nodes.length)}): no address another node can dial; each opens its tunnels itself`,
+    overlay.unreported.count === 0 ? '' : `${overlay.unreported.count} unreported (${overlay.unreported.nodes.join(', ')}${more(overlay.unreported.count, overlay.unreported.nodes.length)}): its host said no addresses yet`,
+    overlay.no_wireguard.count === 0 ? '' : `${overlay.no_wireguard.count} without WireGuard (${overlay.no_wireguard.nodes.join(', ')}${more(overlay.no_wireguard.count, overlay.no_wireguard.nodes.length)}): no tunnel to or from it`,
+  ].filter((part) => part !== '');
+  return parts.length === 0 ? 'overlay: every node can be dialled by its peers' : `overlay: ${parts.join('; ')} (docs/overlay.md)`;
 }
 
 // A list cut at STATUS_LIST_MAX says how many it left out, and where they all are.

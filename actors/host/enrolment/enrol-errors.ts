@@ -92,3 +92,16 @@ export class EnrolReplyMalformed extends OperatorError {
     });
   }
 }
+
+/**
+ * The state directory's path cannot go into the WireGuard configuration's PostUp line, which
+ * wg-quick runs through a shell as root: refused before anything is sent.
+ */
+export class StateDirUnfitForOverlay extends OperatorError {
+  constructor(keyPath: string, problem: string) {
+    super(`the WireGuard key's path in this host's state directory cannot be named in the overlay's configuration (${problem}); path`, {
+      value: keyPath,
+      next: 'run the host with a --state-dir (or --root) whose path has only letters, digits, "._+-" and "/", then enrol again',
+    });
+  }
+}

@@ -86,6 +86,8 @@ describe('nox-mesh-host enrol', () => {
     const request = received!.request;
     expect(request.profile.os.id).toBe('alpine');
     expect(request.profile.package_manager).toBe('apk');
+    // The key's path as wg-quick will read it: the state directory under the root, not /var/lib.
+    expect(request.profile.wireguard_key_path).toBe(path.join(stateDirOf(root), 'wireguard.key'));
     expect(request.hostname).toBe('workbench');
     expect(request.inventory.packages).toEqual(expect.arrayContaining([{ name: 'musl', version: '1.2.5-r0' }, { name: 'busybox', version: '1.36.1-r29' }]));
 

@@ -12,11 +12,13 @@ import { runningVersion } from '../../shared/version';
 import type { HostContext } from '../host-context';
 import { collectInventory } from '../profile/detect-inventory';
 import { detectProfile } from '../profile/detect-profile';
-import { EnrolmentUnanswered, EnrolReplyMalformed, TokenNotAccepted, enrolmentRefused } from './enrol-errors';
+import { WireGuardKeyPath } from '../../../schema/profile';
+import path from 'node:path';
+import { EnrolmentUnanswered, EnrolReplyMalformed, StateDirUnfitForOverlay, TokenNotAccepted, enrolmentRefused } from './enrol-errors';
 import { enrolledState } from './enrolled-state';
 import { signEnrolRequest } from './sign-enrol-request';
 import { enrolmentKeysFor, forgetEnrolmentKeys, type EnrolmentKeys } from './enrolment-keys';
-import { writeWireGuardKey } from './wireguard-key';
+import { WIREGUARD_KEY_FILE, writeWireGuardKey } from './wireguard-key';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
 /** How an enrolment is carried out. */
@@ -69,7 +71,7 @@ export async function enrol(host: HostContext, token: EnrolmentToken, options: E
 async function enrolWith(host: HostContext, token: EnrolmentToken, keys: EnrolmentKeys, options: EnrolOptions): Promise<Enrolled> {
   const { identity, wireguard } = keys;
   const { root } = host.settings;
-  const profile = await detectProfile({ root, runner: host.runner });
+  const profile = { ...(await detectProfile({ root, runner: host.runner })), wireguard_key_path: wireguardKeyPath(host.settings.stateDir) };
   const { inventory } = await collectInventory({ root, runner: host.runner, profile });
   const request = signEnrolRequest({
     format: 'mesh-enrol-1',
@@ -104,6 +106,18 @@ async function enrolWith(host: HostContext, token: EnrolmentToken, keys: Enrolme
     broker_url: token.broker_url,
     replaced_node: before === null ? null : before.node,
   };
+}
+
+/**
+ * Where the WireGuard private key is, as this machine's processes (wg-quick's PostUp, the sync
+ * action) see it: the real state directory, so a host run with --state-dir or --root names its
+ * own key, not the default directory's.
+ */
+function wireguardKeyPath(stateDir: string): string {
+  const keyPath = path.join(path.resolve(stateDir), WIREGUARD_KEY_FILE);
+  const checked = WireGuardKeyPath.safeParse(keyPath);
+  if (!checked.success) throw new StateDirUnfitForOverlay(keyPath, checked.error.issues.map((issue) => issue.message).join('; '));
+  return keyPath;
 }
 
 // Long enough for nats-server to finish a reload of its user list.

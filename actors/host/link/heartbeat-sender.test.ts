@@ -50,6 +50,17 @@ describe('heartbeats', () => {
     expect(connection.published).toHaveLength(sent);
   });
 
+  test('carry the machine\'s addresses as they are at each beat, so its peers follow it when it moves', () => {
+    const clock = new LinkClock(null);
+    clock.up(at(0));
+    let addresses = [{ interface: 'eth0', address: '192.0.2.10' }];
+    const told = { ...facts(clock), addresses: () => addresses };
+    expect(buildHeartbeat(told, false).addresses).toEqual([{ interface: 'eth0', address: '192.0.2.10' }]);
+    addresses = [{ interface: 'wlan0', address: '198.51.100.7' }];
+    expect(buildHeartbeat(told, false).addresses).toEqual([{ interface: 'wlan0', address: '198.51.100.7' }]);
+    expect('addresses' in buildHeartbeat(facts(clock), false)).toBe(false);
+  });
+
   test('say that the host cannot hear its declarations, and since when, only while that lasts', () => {
     const clock = new LinkClock(null);
     clock.up(at(0));

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { canonicalJson } from '../../../schema/canonical';
 import { Heartbeat } from '../../../schema/heartbeat';
+import type { InventoryAddress } from '../../../schema/inventory';
 import { parseContract } from '../../../schema/parse';
 import type { HostKind } from '../../../schema/resource';
 import { heartbeatSubject } from '../../shared/bus/subjects';
@@ -27,6 +28,8 @@ export interface HeartbeatFacts {
   deafness?(): Deafness | null;
   /** The broker certificates the host pins now (current, then next); not said unless given. */
   brokerFingerprints?(): string[];
+  /** The machine's addresses now (interfaceAddresses), read at each beat; not said unless given. */
+  addresses?(): InventoryAddress[];
 }
 
 /** Heartbeats going out on one connection. */
@@ -49,6 +52,7 @@ export function buildHeartbeat(facts: HeartbeatFacts, first: boolean): Heartbeat
     uptime_seconds: Math.max(0, Math.round(facts.uptimeSeconds())),
     ...deafPart(facts.deafness?.() ?? null),
     ...(facts.brokerFingerprints === undefined ? {} : { broker_fingerprints: facts.brokerFingerprints() }),
+    ...(facts.addresses === undefined ? {} : { addresses: facts.addresses() }),
   }, 'heartbeat');
 }
 

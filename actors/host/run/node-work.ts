@@ -12,6 +12,8 @@ import { readRestartDue } from '../launch-state/restart-due';
 import { admitDeclaration, type AdmissionRules } from '../link/admit-declaration';
 import { startDeclarationIntake, type DeclarationIntake } from '../link/declaration-intake';
 import { startHeartbeats, type Heartbeats } from '../link/heartbeat-sender';
+import type { InventoryAddress } from '../../../schema/inventory';
+import { interfaceAddresses } from '../profile/interface-addresses';
 import { HEARTBEAT_PERIOD_MS } from '../../shared/heartbeat/heartbeat-period';
 import { LinkClock } from '../link/link-clock';
 import { openPinnedLink, type PinnedLink } from '../link/pinned-link';
@@ -42,6 +44,8 @@ export interface NodeWorkOptions {
   hostKind: HostKind;
   /** Where rouses come from; none, and the link is never roused. */
   rouses?: RouseSource;
+  /** The machine's addresses, for the heartbeats (interfaceAddresses unless given). */
+  addresses?: () => InventoryAddress[];
   /** Seconds since the host process started, for the heartbeats (process.uptime unless given). */
   uptimeSeconds?: () => number;
   timings?: HostTimings;
@@ -373,6 +377,8 @@ export class NodeWork {
             const pins = this.host.state.current().pins ?? this.pins;
             return [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
           },
+          // Read at each beat, so a machine that moved is given its new endpoint at its peers.
+          addresses: this.options.addresses ?? (() => interfaceAddresses()),
           node: this.node,
           hostKind: this.options.hostKind,
           clock: this.clock,
