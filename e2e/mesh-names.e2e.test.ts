@@ -51,10 +51,9 @@ maybe('mesh names through the resolver seat, between three machines in network n
     rig = new MeshRig({ dir: parent, hosts: [...NAMES], brokerHost: lab.gateway, hostPrefix: (name) => lab.enter(name) });
     for (const [index, name] of NAMES.entries()) {
       const root = rig.hostRoot(name);
-      await fs.mkdir(path.join(root, 'var', 'lib'), { recursive: true });
       await fs.mkdir(path.join(root, 'usr', 'bin'), { recursive: true });
       await fs.symlink('/usr/bin/wireguard-go', path.join(root, 'usr', 'bin', 'wireguard-go'));
-      await lab.addMachine(name, index + 1, root);
+      await lab.addMachine(name, index + 1);
     }
     await rig.start();
     for (const name of NAMES) await rig.enrol(name, (await rig.issueToken({ new: true })).token);
