@@ -58,9 +58,13 @@ const TEMPORARY = /^\..+\.\d+\.[0-9a-z]*\.tmp$/;
  *
  * Every save writes the whole state to `state.json` and the same bytes to
  * `state.last-good.json`, each atomically, so damage to one file from outside the host (a disk,
- * an editor) leaves the other: both are written and fsynced, then renamed into place (state.json
- * first), then the directory is fsynced. A crash before the directory fsync may leave either
- * file one save behind, both valid, and that save had not returned, so nothing was done on it.
+ * an editor) leaves the other: both are written, state.json is fsynced, then both are renamed
+ * into place (state.json first), then the directory is fsynced. A crash before the directory
+ * fsync may leave either file one save behind, both valid, and that save had not returned, so
+ * nothing was done on it. The copy's data is not fsynced: it guards against damage from outside,
+ * not against a crash (state.json does that), so a power cut may leave the copy short while
+ * state.json is whole; the host's next open (`repair`) finds the copy differing from state.json
+ * and writes it again, durably. One fsync fewer on every save (two saves a declaration).
  * Large values (a hand-applied file's content, the last declaration's envelope) are kept once
  * in `<state-dir>/content/` and referred to by digest (see ContentStore), so a save costs the
  * same however large the contents the host holds.
@@ -96,6 +100,11 @@ export class HostStore {
     const copy = main.kind === 'ok' && !options.repair ? undefined : await this.readState(this.lastGoodFile);
     if (main.kind === 'ok') {
       this.content.loaded(main.json);
+      // The copy is written without a sync of its own (see the class): one a power cut left short
+      // or stale is written again from state.json, durably, before anything relies on it.
+      // Mending it is a courtesy: a copy that cannot be replaced (a directory in its place) is
+      // left for the next save to meet, as before.
+      if (options.repair && (copy?.kind !== 'ok' || copy.text !== main.text)) await writeFileAtomic(this.lastGoodFile, main.text).catch(() => undefined);
       return { state: main.state, source: 'state', ...(await this.swept(options, [main.json, copy?.kind === 'ok' ? copy.json : undefined])) };
     }
     if (copy === undefined) throw new Error('unreachable: the copy is read whenever state.json is not used');
@@ -137,7 +146,7 @@ export class HostStore {
     if (!this.dirMade) this.makeDir();
     const stored = this.referring(state);
     const bytes = Buffer.from(this.checker.serialize(stored), 'utf8');
-    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
+    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes, sync: false }];
     try {
       replaceFilesSync(this.stateDir, files);
     } catch (error) {

@@ -5,6 +5,13 @@ import path from 'node:path';
 export interface FileReplacement {
   name: string;
   data: string | Uint8Array;
+  /**
+   * False for a copy that is kept for something other than crash safety (the store's last-good
+   * copy, against damage from outside): its data is not synced before its rename, so a power
+   * cut may leave it short, and whoever relies on it must check it and mend it (HostStore does
+   * on open). Defaults to true.
+   */
+  sync?: boolean;
 }
 
 /**
@@ -12,7 +19,7 @@ export interface FileReplacement {
  * leaves every one of them either old or new, never a mix within a file: every new file is
  * written beside its target and fsynced, then they are renamed over their targets in the order
  * given, then the directory is fsynced once so the renames survive a power cut. No rename
- * happens before the data of all of them is durable. Until the directory fsync has returned any
+ * happens before the data of all of them is durable (but for a file given `sync: false`). Until the directory fsync has returned any
  * subset of the renames may be lost, so a caller must not act on the new contents before this
  * returns.
  *
@@ -32,7 +39,7 @@ export function replaceFilesSync(dir: string, files: readonly FileReplacement[],
         writeAll(fd, typeof file.data === 'string' ? Buffer.from(file.data, 'utf8') : file.data);
         // The umask may have taken bits off the mode given to open.
         fchmodSync(fd, mode);
-        fsyncSync(fd);
+        if (file.sync !== false) fsyncSync(fd);
       } finally {
         closeSync(fd);
       }
