@@ -47,9 +47,9 @@ runMeasurementWorker(async () => {
     try {
       let saves = 0;
       const save = host.store.save.bind(host.store);
-      host.store.save = (state) => {
+      host.store.save = (state, options) => {
         saves += 1;
-        return save(state);
+        return save(state, options);
       };
       const clock = new LinkClock(null);
       clock.up(host.now());

@@ -8,7 +8,7 @@ import { launchFilesOf } from '../launch-state/launch-files';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { CONTENT_DIR, ContentStore, StoredContentUnreadable } from './content-store';
-import { replaceFilesSync } from './replace-files-sync';
+import { commitStagedSync, discardStagedSync, stageFilesSync, type StagedFiles } from './replace-files-sync';
 import { StateChecker } from './state-checker';
 import { StoreCorrupt, StoreEvidenceWithoutState } from './store-errors';
 
@@ -42,6 +42,20 @@ export interface LoadOptions {
    * node owned). `problem` says what was found.
    */
   rebuild?: boolean;
+}
+
+/** How a state is saved. */
+export interface SaveOptions {
+  /**
+   * What must be durable before the state that records it is (the directories an apply renamed
+   * files into: DirectorySyncBarrier.flush). The new state is written and synced meanwhile, and
+   * renamed into place only once this has settled; when it rejects, nothing is renamed and the
+   * save rejects with its error. Its syncs and the state's then run side by side, and a
+   * journalling file system commits them together, where one after the other each waited for
+   * a commit of its own. Give it already caught (see StateHandle.update): it may settle before
+   * the save begins.
+   */
+  after?: Promise<void>;
 }
 
 /** How many damaged copies of state.json are kept for a person to look at; older ones are swept. */
@@ -140,20 +154,30 @@ export class HostStore {
   /**
    * Writes the whole state and its last-good copy durably; refuses (ContractViolation) a state
    * that breaks the contract, leaving both files as they were. The writes are synchronous (see
-   * replaceFilesSync): the promise is for callers that queue behind a save.
+   * replaceFilesSync): the promise is for callers that queue behind a save, and for `after`.
    */
-  async save(state: HostState): Promise<void> {
+  async save(state: HostState, options: SaveOptions = {}): Promise<void> {
     if (!this.dirMade) this.makeDir();
     const stored = this.referring(state);
     const bytes = Buffer.from(this.checker.serialize(stored), 'utf8');
     const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes, sync: false }];
+    let staged: StagedFiles;
     try {
-      replaceFilesSync(this.stateDir, files);
+      staged = stageFilesSync(this.stateDir, files);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.makeDir();
-      replaceFilesSync(this.stateDir, files);
+      staged = stageFilesSync(this.stateDir, files);
     }
+    if (options.after !== undefined) {
+      try {
+        await options.after;
+      } catch (error) {
+        discardStagedSync(staged);
+        throw error;
+      }
+    }
+    commitStagedSync(staged);
     this.content.saved();
   }
 
