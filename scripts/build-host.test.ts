@@ -20,6 +20,12 @@ import {
   type HostBuild,
 } from './build-host';
 import { HOST_RUNTIME_VERSION } from './fetch-node';
+import type { Resource } from '../schema/resource';
+import { generateNodeIdentity, generateSigningKeyPair, ready } from '../actors/shared/crypto';
+import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
+import { sealToNode } from '../actors/shared/crypto/seal';
+import { HostStore } from '../actors/host/store/host-store';
+import { enrolledState } from '../bench/host/enrolled-store';
 import { build } from 'esbuild';
 
 // The real build, once for the suite (about ten seconds: the single executable is a 120 MB copy
@@ -107,7 +113,7 @@ async function exercise(cwd: string, host: string[], env: NodeJS.ProcessEnv) {
 describe('npm run build:host', () => {
   test('bundles the host into one file without the controller store', () => {
     expect(outcome.bundle.file).toBe(path.join(scratch, 'dist', 'nox-mesh-host.cjs'));
-    expect(outcome.bundle.packages).toEqual(expect.arrayContaining(['clipanion', 'xstate', 'zod', 'libsodium-wrappers', '@nats-io/transport-node']));
+    expect(outcome.bundle.packages).toEqual(expect.arrayContaining(['clipanion', 'xstate', 'zod', '@nats-io/transport-node']));
     expect(outcome.bundle.packages.filter((name) => /pglite|^pg|^postgres/.test(name))).toEqual([]);
     // A bundle that has grown past a few megabytes has pulled in something it should not.
     expect(outcome.bundle.bytes).toBeLessThan(4 * 1024 * 1024);
@@ -227,6 +233,52 @@ describe('npm run build:host', () => {
       // The bundle belongs to no package: it records its program version for the launcher.
       knownGood: `${version}\n`,
     });
+  });
+
+  test('keeps libsodium out of the bundle, in a file beside it that the executable carries as an asset', async () => {
+    expect(outcome.bundle.packages).not.toContain('libsodium-wrappers');
+    expect(outcome.bundle.libsodium.file).toBe(path.join(scratch, 'dist', LIBSODIUM_FILE));
+    // Its WebAssembly is base64 text that begins with the module's magic number, `\0asm`.
+    expect((await fs.readFile(outcome.bundle.file, 'utf8')).includes('AGFzbQ')).toBe(false);
+    expect((await fs.readFile(outcome.bundle.libsodium.file, 'utf8')).includes('AGFzbQ')).toBe(true);
+  });
+
+  // An enrolled node holding a declaration of one file whose content is a secret sealed to it:
+  // `reconcile` opens the box, which is when the host first needs libsodium.
+  async function holdingASealedSecret(name: string): Promise<string> {
+    await ready();
+    const cwd = await emptyFolder(name);
+    const identity = generateNodeIdentity();
+    const resources: Resource[] = [{ shape: 'file', path: '/etc/app/db-password', content: { sealed: { secret: 'app/db-password', version: 1, box: sealToNode('s3cret\n', identity.public_key) } }, mode: '0600', owner: 'root', group: 'root' }];
+    await new HostStore(path.join(cwd, 'root', 'var', 'lib', 'mesh-host')).save(enrolledState({ node: 'web-1', identity, controller: generateSigningKeyPair(), brokerUrl: 'tls://127.0.0.1:1', brokerFingerprint: '0'.repeat(64), resources }));
+    return cwd;
+  }
+  const opened = (cwd: string) => fs.readFile(path.join(cwd, 'root', 'etc', 'app', 'db-password'), 'utf8').catch(() => null);
+
+  test('the single executable opens a sealed secret with the libsodium it carries, from an empty folder with no Node on PATH', async () => {
+    const cwd = await holdingASealedSecret('sea-sealed');
+    await exec('tar', ['-xzf', outcome.tarballs[0]!.file, '-C', cwd]);
+
+    const run = await runIn(cwd, [path.join(cwd, 'nox-mesh-host'), 'reconcile', '--root', 'root'], { PATH: await pathWithoutNode() });
+
+    expect({ code: run.code, stderr: run.stderr, secret: await opened(cwd) }).toEqual({ code: 0, stderr: '', secret: 's3cret\n' });
+  });
+
+  test('the bundle opens a sealed secret with the libsodium file beside it, and without it says what is missing and what to do', async () => {
+    const env = { PATH: process.env.PATH, NODE_PATH: '' };
+    const beside = await holdingASealedSecret('bundle-sealed');
+    await fs.copyFile(outcome.bundle.file, path.join(beside, 'nox-mesh-host.cjs'));
+    await fs.copyFile(outcome.bundle.libsodium.file, path.join(beside, LIBSODIUM_FILE));
+    const alone = await holdingASealedSecret('bundle-sealed-alone');
+    await fs.copyFile(outcome.bundle.file, path.join(alone, 'nox-mesh-host.cjs'));
+
+    const withFile = await runIn(beside, [process.execPath, 'nox-mesh-host.cjs', 'reconcile', '--root', 'root'], env);
+    const without = await runIn(alone, [process.execPath, 'nox-mesh-host.cjs', 'reconcile', '--root', 'root', '--json'], env);
+
+    expect({ code: withFile.code, stderr: withFile.stderr, secret: await opened(beside) }).toEqual({ code: 0, stderr: '', secret: 's3cret\n' });
+    expect(without.code).toBe(1);
+    expect(without.stdout).toMatch(/libsodium, which opens sealed secrets, is not at \S*nox-mesh-host-libsodium\.cjs; next: install the host again/);
+    expect(await opened(alone)).toBeNull();
   });
 
   test('makes a Debian and an Arch tarball of the same executable, and skips Alpine saying why', () => {

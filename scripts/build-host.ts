@@ -3,6 +3,8 @@
  *
  *   dist/nox-mesh-host.cjs                          the host bundled into one CommonJS file; runs
  *                                                   with any Node >= 20 from an empty folder
+ *   dist/nox-mesh-host-libsodium.cjs                libsodium, which the bundle loads from its own
+ *                                                   folder when it first opens a sealed secret
  *   dist/mesh-host-<system>-<version>-<arch>.tar.gz nox-mesh-host (Node and the host in one
  *                                                   executable), nox-mesh-host-launch and
  *                                                   nox-mesh-host-rouse, flat, for
@@ -38,6 +40,7 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { fetchNode, HOST_RUNTIME_VERSION } from './fetch-node';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 import { withoutIndentation } from './strip-indentation';
+import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
 
 const exec = promisify(execFile);
 
@@ -94,6 +97,8 @@ export interface BundleResult {
   bytes: number;
   /** The npm packages inside, by name. */
   packages: string[];
+  /** libsodium, built beside the bundle as LIBSODIUM_FILE (see libsodiumBesideBundle). */
+  libsodium: { file: string; bytes: number };
   ms: number;
 }
 
@@ -154,10 +159,11 @@ export async function bundleHost(options: {
     // nkeys signs the login nonce with tweetnacl; the host gives it Node's own Ed25519 instead
     // (actors/shared/crypto/nacl-for-nkeys.ts), 70 kB of JavaScript less to parse and hold.
     alias: { tweetnacl: path.join(REPOSITORY, 'actors', 'shared', 'crypto', 'nacl-for-nkeys.ts') },
-    plugins: [englishOnlyZod, zodMethodsOnPrototypes, clipanionPlatformWithoutTty],
+    plugins: [englishOnlyZod, zodMethodsOnPrototypes, clipanionPlatformWithoutTty, libsodiumBesideBundle],
     metafile: true,
     logLevel: 'silent',
   });
+  const libsodium = await bundleLibsodium(path.join(path.dirname(options.outFile), LIBSODIUM_FILE));
   const inputs = Object.keys(result.metafile.inputs);
   const found = inputs.filter((input) => CONTROLLER_ONLY.some((pattern) => pattern.test(input)));
   if (found.length > 0) {
@@ -168,7 +174,42 @@ export async function bundleHost(options: {
   const compact = await withoutIndentation(escapeNonAscii(text));
   if (compact !== text) await fs.writeFile(options.outFile, compact);
   const bytes = (await fs.stat(options.outFile)).size;
-  return { file: options.outFile, bytes, packages: packagesOf(inputs), ms: performance.now() - started };
+  return { file: options.outFile, bytes, packages: packagesOf(inputs), libsodium, ms: performance.now() - started };
+}
+
+/**
+ * libsodium (libsodium-wrappers and its WebAssembly, as base64 text) is kept out of the host
+ * bundle: the name resolves to a module that loads it, on the first sealed box, from the file
+ * bundleLibsodium writes beside the bundle, or from the single executable's asset of that name
+ * (actors/shared/crypto/libsodium-beside-bundle.ts). Inside, it was 1.5 MB of the bundle's
+ * 2.7: parsed at every start and held in memory by every host, for boxes most hosts never get.
+ */
+export const libsodiumBesideBundle: Plugin = {
+  name: 'libsodium-beside-bundle',
+  setup(bundler) {
+    bundler.onResolve({ filter: /^libsodium-wrappers$/ }, (args) =>
+      args.namespace === 'libsodium-beside-bundle' ? undefined : { path: 'libsodium-wrappers', namespace: 'libsodium-beside-bundle' });
+    bundler.onLoad({ filter: /.*/, namespace: 'libsodium-beside-bundle' }, () => ({
+      contents: `module.exports = require(${JSON.stringify(path.join(REPOSITORY, 'actors', 'shared', 'crypto', 'libsodium-beside-bundle.ts'))}).loadLibsodium();\n`,
+      resolveDir: REPOSITORY,
+      loader: 'js',
+    }));
+  },
+};
+
+/** libsodium-wrappers as one CommonJS file of its own at `outFile` (see libsodiumBesideBundle). */
+async function bundleLibsodium(outFile: string): Promise<{ file: string; bytes: number }> {
+  await build({
+    stdin: { contents: "module.exports = require('libsodium-wrappers');\n", resolveDir: REPOSITORY, sourcefile: 'libsodium-entry.js', loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: outFile,
+    legalComments: 'eof',
+    logLevel: 'silent',
+  });
+  return { file: outFile, bytes: (await fs.stat(outFile)).size };
 }
 
 /**
@@ -334,7 +375,7 @@ export interface ExecutableResult {
  * will run it prepares it: it must be able to run here. The code cache makes the host start
  * about 25 ms sooner. The result is never stripped: the host is in a section a strip would drop.
  */
-export async function buildSingleExecutable(options: { bundle: string; outFile: string; node: string }): Promise<ExecutableResult> {
+export async function buildSingleExecutable(options: { bundle: string; outFile: string; node: string; assets?: Record<string, string> }): Promise<ExecutableResult> {
   const started = performance.now();
   const node = options.node;
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'sea-'));
@@ -347,6 +388,8 @@ export async function buildSingleExecutable(options: { bundle: string; outFile: 
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
       useCodeCache: true,
+      // Read by the host with node:sea's getAsset (libsodium: see libsodiumBesideBundle).
+      assets: Object.fromEntries(Object.entries(options.assets ?? {}).map(([name, file]) => [name, path.resolve(file)])),
     }));
     await run(node, ['--experimental-sea-config', config], `preparing the single executable blob with ${node}`);
     const executable = path.join(work, 'nox-mesh-host');
@@ -458,7 +501,7 @@ export async function buildHost(options: HostBuildOptions): Promise<HostBuild> {
       let executable = built.get(key);
       const sameAs = executable?.system;
       if (executable === undefined) {
-        const made = await buildSingleExecutable({ bundle: systemBundle.file, outFile: path.join(work, system, 'nox-mesh-host'), node });
+        const made = await buildSingleExecutable({ bundle: systemBundle.file, outFile: path.join(work, system, 'nox-mesh-host'), node, assets: { [LIBSODIUM_FILE]: systemBundle.libsodium.file } });
         executable = { executable: made.file, bytes: made.bytes, system };
         built.set(key, executable);
       }
@@ -521,6 +564,7 @@ async function main(): Promise<void> {
   const out = process.stdout;
   const shown = (file: string) => path.relative(process.cwd(), file) || file;
   out.write(`${shown(outcome.bundle.file)}  ${size(outcome.bundle.bytes)}  ${seconds(outcome.bundle.ms)}  (${outcome.bundle.packages.join(', ')})\n`);
+  out.write(`${shown(outcome.bundle.libsodium.file)}  ${size(outcome.bundle.libsodium.bytes)}  (libsodium, loaded on the first sealed box; inside each executable as an asset)\n`);
   for (const tarball of outcome.tarballs) {
     const same = tarball.sameAs === undefined ? '' : `, the same executable as ${tarball.sameAs}`;
     out.write(`${shown(tarball.file)}  ${size(tarball.bytes)} (executable ${size(tarball.executableBytes)}${same})  ${seconds(tarball.ms)}\n`);

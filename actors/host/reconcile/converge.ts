@@ -84,10 +84,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
   } finally {
     // Written however the loop ended (an abort, or a later batch that threw): what was applied
     // is the host's; a kill before this write leaves it marked, which the next pass converges.
-    if (owed !== undefined) {
-      await deps.ctx.barrier?.flush();
-      await deps.state.update(owed);
-    }
+    if (owed !== undefined) await recordAfterSyncs(owed, deps);
   }
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
@@ -351,10 +348,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owe
   records.length = 0;
   if (pending.length === 0) return { results: results.filter((r) => r !== undefined), owed: both(owed, found) };
   const firstWrite = both(owed, found);
-  if (firstWrite !== undefined) {
-    await deps.ctx.barrier?.flush();
-    await deps.state.update(firstWrite);
-  }
+  if (firstWrite !== undefined) await recordAfterSyncs(firstWrite, deps);
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
   // has marked or already owns, which the next host tidies before it looks at them.
@@ -378,6 +372,17 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owe
     for (const applier of preparing) applier.discardPrepared?.(deps.ctx);
   }
   return { results: results.filter((r) => r !== undefined), owed: committed(deps, { lines: [], records, unmark: marks, made }) };
+}
+
+/**
+ * Writes `change` to the store once the directories the work changed are synced (see
+ * DirectorySyncBarrier), so the store never records a rename that a crash could still undo. The
+ * directories' syncs and the store's own are issued side by side (see SaveOptions.after): the
+ * store's new file is renamed into place only after the directories' syncs have returned.
+ */
+function recordAfterSyncs(change: StateChange, deps: ConvergeDeps): Promise<HostState> {
+  const barrier = deps.ctx.barrier;
+  return barrier === undefined || barrier.pending === 0 ? deps.state.update(change) : deps.state.update(change, { after: barrier.flush() });
 }
 
 /** `first` then `second`, as one change; either may be absent. */
@@ -521,14 +526,13 @@ async function removeBatch(batch: readonly OwnedResource[], deps: ConvergeDeps):
       settled.push({ key: entry.key, undone });
     }
   }
-  await deps.ctx.barrier?.flush();
   const unmark = new Set([...settled.map((item) => item.key), ...ownAgain.map((entry) => entry.key)]);
-  await deps.state.update((s) => ({
+  await recordAfterSyncs((s) => ({
     ...s,
     applying: s.applying.filter((key) => !unmark.has(key)),
     owned: ownAgain.length === 0 ? s.owned : { resources: [...s.owned.resources, ...ownAgain] },
     briefing: settled.reduce((briefing, item) => settledLine(briefing, item.key, item.undone), s.briefing),
-  }));
+  }), deps);
   return results;
 }
 

@@ -102,27 +102,49 @@ export async function readHostStatus(stateDir: string): Promise<HostStatus | und
 }
 
 /**
- * Keeps the status file up to date without ever writing two at once: a change asked for while
- * one is being written is written once that one is done, with what is true then.
+ * How long the writer lets changes gather before it writes: a declaration taken, the pass it
+ * starts and that pass's end come within a few milliseconds of each other, and each is an actor's
+ * new state. Written one by one, that was about three files a declaration; gathered, it is one.
+ */
+export const STATUS_SETTLE_MS = 50;
+
+/**
+ * Keeps the status file up to date without ever writing two at once, and without writing more
+ * than it must: changes asked for within STATUS_SETTLE_MS of the first are written together,
+ * with what is true then; a change asked for while a file is being written is written once that
+ * one is done; and a status that says nothing new (only its `written_at` differs from the last
+ * one written) is not written at all. The file is advisory (see writeHostStatus): nothing waits
+ * for it but a person, or a test polling it.
  */
 export class StatusWriter {
   private writing: Promise<void> | undefined;
   private again = false;
+  /** A write is due and has not composed its status yet. */
+  private settling = false;
+  /** The last status written, without its `written_at`. */
+  private lastWritten: string | undefined;
 
   constructor(
     private readonly stateDir: string,
     private readonly compose: () => HostStatus,
     private readonly onError: (error: unknown) => void,
+    private readonly settleMs = STATUS_SETTLE_MS,
   ) {}
 
   /** Something changed: the file is rewritten soon. */
   changed(): void {
+    // Not composed yet: the write to come takes this change in.
+    if (this.settling) return;
     if (this.writing !== undefined) {
       this.again = true;
       return;
     }
-    this.writing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => writeHostStatus(this.stateDir, this.compose()))
+    this.settling = true;
+    this.writing = new Promise<void>((resolve) => setTimeout(resolve, this.settleMs))
+      .then(() => {
+        this.settling = false;
+        return this.writeIfNew();
+      })
       .catch(this.onError)
       .finally(() => {
         this.writing = undefined;
@@ -136,5 +158,13 @@ export class StatusWriter {
   /** Settles once every change asked for so far is written. */
   async flushed(): Promise<void> {
     while (this.writing !== undefined) await this.writing;
+  }
+
+  private async writeIfNew(): Promise<void> {
+    const status = this.compose();
+    const said = JSON.stringify({ ...status, written_at: undefined });
+    if (said === this.lastWritten) return;
+    await writeHostStatus(this.stateDir, status);
+    this.lastWritten = said;
   }
 }

@@ -100,6 +100,46 @@ describe('the host store', () => {
     expect(JSON.parse(text).owned.resources).toHaveLength(2);
   });
 
+  test('a last-good copy left short or stale (its data is not synced: a power cut) is written again from state.json when the host opens the store', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd', '/etc/issue'));
+    const text = await fs.readFile(store.file, 'utf8');
+    await fs.writeFile(store.lastGoodFile, text.slice(0, 40));
+    // A reader without the lock changes nothing.
+    await new HostStore(dir).load();
+    expect(await fs.readFile(store.lastGoodFile, 'utf8')).toBe(text.slice(0, 40));
+    const loaded = await new HostStore(dir).load({ repair: true });
+    expect(loaded.source).toBe('state');
+    expect(await fs.readFile(store.lastGoodFile, 'utf8')).toBe(text);
+    await fs.rm(store.lastGoodFile);
+    await new HostStore(dir).load({ repair: true });
+    expect(await fs.readFile(store.lastGoodFile, 'utf8')).toBe(text);
+    expect((await fs.readdir(dir)).sort()).toEqual(['state.json', 'state.last-good.json']);
+  });
+
+  test('a save given `after` renames its state into place only once that has settled, and not at all when it fails', async () => {
+    const store = new HostStore(dir);
+    await store.save(stateOwning('/etc/motd'));
+    const before = await fs.readFile(store.file, 'utf8');
+    let release: () => void = () => undefined;
+    const synced = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const saving = store.save(stateOwning('/etc/motd', '/etc/issue'), { after: synced });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await fs.readFile(store.file, 'utf8')).toBe(before);
+    release();
+    await saving;
+    expect(JSON.parse(await fs.readFile(store.file, 'utf8')).owned.resources).toHaveLength(2);
+
+    const failed = Promise.reject(new Error('EIO syncing /etc'));
+    failed.catch(() => undefined);
+    const now = await fs.readFile(store.file, 'utf8');
+    await expect(store.save(stateOwning('/etc/hosts'), { after: failed })).rejects.toThrow('EIO syncing /etc');
+    expect(await fs.readFile(store.file, 'utf8')).toBe(now);
+    expect((await fs.readdir(dir)).sort()).toEqual(['state.json', 'state.last-good.json']);
+  });
+
   test('a state directory removed under a running store is made again by the next save', async () => {
     const stateDir = path.join(dir, 'var', 'lib', 'mesh-host');
     const store = new HostStore(stateDir);

@@ -8,7 +8,7 @@ import { launchFilesOf } from '../launch-state/launch-files';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { CONTENT_DIR, ContentStore, StoredContentUnreadable } from './content-store';
-import { replaceFilesSync } from './replace-files-sync';
+import { commitStagedSync, discardStagedSync, stageFilesSync, type StagedFiles } from './replace-files-sync';
 import { StateChecker } from './state-checker';
 import { StoreCorrupt, StoreEvidenceWithoutState } from './store-errors';
 
@@ -44,6 +44,20 @@ export interface LoadOptions {
   rebuild?: boolean;
 }
 
+/** How a state is saved. */
+export interface SaveOptions {
+  /**
+   * What must be durable before the state that records it is (the directories an apply renamed
+   * files into: DirectorySyncBarrier.flush). The new state is written and synced meanwhile, and
+   * renamed into place only once this has settled; when it rejects, nothing is renamed and the
+   * save rejects with its error. Its syncs and the state's then run side by side, and a
+   * journalling file system commits them together, where one after the other each waited for
+   * a commit of its own. Give it already caught (see StateHandle.update): it may settle before
+   * the save begins.
+   */
+  after?: Promise<void>;
+}
+
 /** How many damaged copies of state.json are kept for a person to look at; older ones are swept. */
 export const DAMAGED_COPIES_KEPT = 3;
 
@@ -58,9 +72,13 @@ const TEMPORARY = /^\..+\.\d+\.[0-9a-z]*\.tmp$/;
  *
  * Every save writes the whole state to `state.json` and the same bytes to
  * `state.last-good.json`, each atomically, so damage to one file from outside the host (a disk,
- * an editor) leaves the other: both are written and fsynced, then renamed into place (state.json
- * first), then the directory is fsynced. A crash before the directory fsync may leave either
- * file one save behind, both valid, and that save had not returned, so nothing was done on it.
+ * an editor) leaves the other: both are written, state.json is fsynced, then both are renamed
+ * into place (state.json first), then the directory is fsynced. A crash before the directory
+ * fsync may leave either file one save behind, both valid, and that save had not returned, so
+ * nothing was done on it. The copy's data is not fsynced: it guards against damage from outside,
+ * not against a crash (state.json does that), so a power cut may leave the copy short while
+ * state.json is whole; the host's next open (`repair`) finds the copy differing from state.json
+ * and writes it again, durably. One fsync fewer on every save (two saves a declaration).
  * Large values (a hand-applied file's content, the last declaration's envelope) are kept once
  * in `<state-dir>/content/` and referred to by digest (see ContentStore), so a save costs the
  * same however large the contents the host holds.
@@ -96,6 +114,11 @@ export class HostStore {
     const copy = main.kind === 'ok' && !options.repair ? undefined : await this.readState(this.lastGoodFile);
     if (main.kind === 'ok') {
       this.content.loaded(main.json);
+      // The copy is written without a sync of its own (see the class): one a power cut left short
+      // or stale is written again from state.json, durably, before anything relies on it.
+      // Mending it is a courtesy: a copy that cannot be replaced (a directory in its place) is
+      // left for the next save to meet, as before.
+      if (options.repair && (copy?.kind !== 'ok' || copy.text !== main.text)) await writeFileAtomic(this.lastGoodFile, main.text).catch(() => undefined);
       return { state: main.state, source: 'state', ...(await this.swept(options, [main.json, copy?.kind === 'ok' ? copy.json : undefined])) };
     }
     if (copy === undefined) throw new Error('unreachable: the copy is read whenever state.json is not used');
@@ -131,20 +154,30 @@ export class HostStore {
   /**
    * Writes the whole state and its last-good copy durably; refuses (ContractViolation) a state
    * that breaks the contract, leaving both files as they were. The writes are synchronous (see
-   * replaceFilesSync): the promise is for callers that queue behind a save.
+   * replaceFilesSync): the promise is for callers that queue behind a save, and for `after`.
    */
-  async save(state: HostState): Promise<void> {
+  async save(state: HostState, options: SaveOptions = {}): Promise<void> {
     if (!this.dirMade) this.makeDir();
     const stored = this.referring(state);
     const bytes = Buffer.from(this.checker.serialize(stored), 'utf8');
-    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes }];
+    const files = [{ name: STATE_FILE, data: bytes }, { name: LAST_GOOD_FILE, data: bytes, sync: false }];
+    let staged: StagedFiles;
     try {
-      replaceFilesSync(this.stateDir, files);
+      staged = stageFilesSync(this.stateDir, files);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.makeDir();
-      replaceFilesSync(this.stateDir, files);
+      staged = stageFilesSync(this.stateDir, files);
     }
+    if (options.after !== undefined) {
+      try {
+        await options.after;
+      } catch (error) {
+        discardStagedSync(staged);
+        throw error;
+      }
+    }
+    commitStagedSync(staged);
     this.content.saved();
   }
 

@@ -18,11 +18,18 @@ export class StateHandle {
     return this.state;
   }
 
-  /** Applies `change` to the latest state and saves it durably before returning. */
-  update(change: (state: HostState) => HostState): Promise<HostState> {
+  /**
+   * Applies `change` to the latest state and saves it durably before returning. With `after`,
+   * the new state is renamed into place only once `after` has settled, and not at all when it
+   * rejects (see SaveOptions): for syncs that must be durable before the state records them,
+   * which then run beside the state's own.
+   */
+  update(change: (state: HostState) => HostState, options: { after?: Promise<void> } = {}): Promise<HostState> {
+    // Handled now: it may reject before this update's turn comes; the save still sees it.
+    options.after?.catch(() => undefined);
     const next = this.queue.then(async () => {
       const updated = change(this.state);
-      await this.store.save(updated);
+      await this.store.save(updated, options.after === undefined ? {} : { after: options.after });
       this.state = updated;
       return updated;
     });

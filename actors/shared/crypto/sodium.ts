@@ -12,7 +12,9 @@ let libsodium: Sodium | undefined;
  * Node's own (ed25519.ts, x25519.ts) and need nothing loaded.
  *
  * The module itself is loaded here, not when this file is: its WebAssembly makes a process some
- * 10 MB larger, and no host or controller process calls this.
+ * 10 MB larger, and no host or controller process calls this. In the host bundle the name is a
+ * loader that reads libsodium from a file beside the bundle, or from the single executable's
+ * asset (libsodium-beside-bundle.ts): not even its text is in the host until a box is opened.
  */
 export async function ready(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
