@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ProvisionNeeds, ProvisionOffers } from './provision';
 import { ResourceList } from './resource';
 
 // A module is a named, versioned set of resources that the controller places on nodes
@@ -42,6 +43,10 @@ export const ModuleManifest = z.strictObject({
   version: ModuleVersion,
   upgrade_policy: UpgradePolicy.default('one-first'),
   resources: ResourceList,
+  /** Provisions it offers the mesh (schema/provision.ts); left out, none. */
+  provides: ProvisionOffers.optional(),
+  /** Provisions it needs from a provider on the mesh; left out, none. */
+  consumes: ProvisionNeeds.optional(),
 });
 /** See {@link ModuleManifest}. */
 export type ModuleManifest = z.infer<typeof ModuleManifest>;

@@ -12,6 +12,7 @@ import { assignmentsOf, newestRevision, newestRevisions, setAssignment, type Mod
 import { refuseCollisions } from './node-declarers';
 import { sendWithModules, type SentWithModules } from './send-with-modules';
 import { refuseUnsealable } from '../secrets/seal-for-node';
+import { providerNodesOf, refuseUnprovided, tellNodes, type NodeTold } from '../provisions/provision-links';
 
 /** The arguments of `assign` and `unassign`: one node, one or more modules. */
 export const AssignArgs = z.strictObject({ node: NodeName, modules: z.array(ModuleName).min(1, { error: 'name at least one module' }) });
@@ -28,6 +29,8 @@ export interface ModulesChanged {
   /** The full declaration sent, or null when it could not go now (`held` says why). */
   sent: SentWithModules | null;
   held: string | null;
+  /** Provider nodes sent their list of accepted credentials anew (a consumer was put on); absent when none. */
+  providers?: NodeTold[];
 }
 
 /**
@@ -53,7 +56,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
   }
 
   // Inside the node's queue, so its reports (and their briefings) and its sends are in one order.
-  return nodeWorkQueue(ctx).run(node, async () => {
+  const changed = await nodeWorkQueue(ctx).run(node, async (): Promise<ModulesChanged> => {
     const failed = await failedAdoptionLines(ctx.store, node);
     if (failed.length > 0) throw new NodeNotEligible(node, failed);
     const running = new Map((await assignmentsOf(ctx.store, node)).map((assignment) => [assignment.module, assignment.version]));
@@ -64,6 +67,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     refuseShapesOfKind(node, state.profile, put.flatMap((revision) => revision.resources), 'nothing was assigned');
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
     await refuseUnsealable(ctx, node, put.map((revision) => ({ module: revision.name, resources: revision.resources })));
+    await refuseUnprovided(ctx, node, put);
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {
       for (const revision of put) await setAssignment(tx, node, revision.name, revision.version, at);
@@ -71,4 +75,8 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     const outcome = await sendWithModules(ctx, node);
     return 'sent' in outcome ? { node, changed, unchanged, sent: outcome.sent, held: null } : { node, changed, unchanged, sent: null, held: outcome.held.reason };
   });
+  // A consumer put on was issued credentials as it was composed: its providers accept them once
+  // sent their lists, outside this node's queue (a provider's send waits on its own).
+  const providers = changed.changed.length === 0 ? [] : await providerNodesOf(ctx, node, changed.changed.map((entry) => entry.module));
+  return providers.length === 0 ? changed : { ...changed, providers: await tellNodes(ctx, providers) };
 }

@@ -5,6 +5,7 @@ import type { AssignArgs, ModulesChanged } from './assign-modules';
 import { ModuleNotAssigned } from './module-errors';
 import { assignmentsOf, removeAssignment } from './modules.repo';
 import { sendWithModules } from './send-with-modules';
+import { forgetCredentialsOf, providerNodesOf, refuseLastProviderRemoval, tellNodes } from '../provisions/provision-links';
 
 /**
  * Takes modules off a node (`mesh-control unassign NODE MODULE…`) and sends the node its full
@@ -17,15 +18,21 @@ export async function unassignModules(ctx: ControllerContext, args: AssignArgs):
   const { node } = args;
   const named = [...new Set(args.modules)];
   await nodeState(ctx, node);
-  return nodeWorkQueue(ctx).run(node, async () => {
+  let providers: string[] = [];
+  const changed = await nodeWorkQueue(ctx).run(node, async (): Promise<ModulesChanged> => {
     const running = new Map((await assignmentsOf(ctx.store, node)).map((assignment) => [assignment.module, assignment.version]));
     const missing = named.find((module) => !running.has(module));
     if (missing !== undefined) throw new ModuleNotAssigned(node, missing, [...running.keys()]);
+    await refuseLastProviderRemoval(ctx, node, named);
+    providers = await providerNodesOf(ctx, node, named);
     await ctx.store.transaction(async (tx) => {
       for (const module of named) await removeAssignment(tx, node, module);
     });
+    // Their credentials are withdrawn: each provider stops accepting them with its next list.
+    await forgetCredentialsOf(ctx, node, named);
     const changed = named.map((module) => ({ module, version: running.get(module) ?? '' }));
     const outcome = await sendWithModules(ctx, node);
     return 'sent' in outcome ? { node, changed, unchanged: [], sent: outcome.sent, held: null } : { node, changed, unchanged: [], sent: null, held: outcome.held.reason };
   });
+  return providers.length === 0 ? changed : { ...changed, providers: await tellNodes(ctx, providers) };
 }
