@@ -9,6 +9,7 @@ import { presencePart, type PresenceOptions } from '../presence/presence.part';
 import { releasePart } from '../release/release.part';
 import { recentReportsPart } from '../reports/recent-reports.part';
 import { secretsPart } from '../secrets/secrets.part';
+import { provisionsPart } from '../provisions/provisions.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
 import type { PartGroup } from './parts.service';
@@ -39,7 +40,7 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
     // Modules, assignment, push and staged rollout plans, which send through the composer, and
     // the secrets a module's files name.
-    { id: 'plans', parts: [plansPart(), secretsPart], after: ['declarations'] },
+    { id: 'plans', parts: [plansPart(), secretsPart, provisionsPart], after: ['declarations'] },
     // What people did by hand, how long things took as they were heard (hand-acts, durations), and
     // the latest reports kept (reports.recent, for the dashboard), all read from the store.
     { id: 'records', parts: [handActsPart, durationsPart(), recentReportsPart] },
