@@ -12,7 +12,7 @@ import { assignmentsOf, newestRevision, newestRevisions, setAssignment, type Mod
 import { refuseCollisions } from './node-declarers';
 import { sendWithModules, type SentWithModules } from './send-with-modules';
 import { refuseUnsealable } from '../secrets/seal-for-node';
-import { providerNodesOf, refuseUnprovided, tellNodes, type NodeTold } from '../provisions/provision-links';
+import { providerNodesOf, refuseCredentialPathCollisions, refuseUnprovided, tellNodes, type NodeTold } from '../provisions/provision-links';
 
 /** The arguments of `assign` and `unassign`: one node, one or more modules. */
 export const AssignArgs = z.strictObject({ node: NodeName, modules: z.array(ModuleName).min(1, { error: 'name at least one module' }) });
@@ -68,6 +68,7 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
     await refuseUnsealable(ctx, node, put.map((revision) => ({ module: revision.name, resources: revision.resources })));
     await refuseUnprovided(ctx, node, put);
+    await refuseCredentialPathCollisions(ctx, node, put);
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {
       for (const revision of put) await setAssignment(tx, node, revision.name, revision.version, at);

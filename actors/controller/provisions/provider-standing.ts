@@ -65,3 +65,22 @@ export async function failingProviderProblems(sql: Sql): Promise<StatusProblem[]
       detail: `provider ${standing.module} on ${standing.node} of ${standing.provision} is failing (report of ${standing.since}): ${standing.failed.join('; ')}; its consumers: ${standing.consumers.length === 0 ? 'none yet' : standing.consumers.join(', ')}; it is named here until a report has its services running (mesh-control provisions)`,
     }));
 }
+
+/**
+ * One status problem per node whose key died while credential files were sealed to it: each file
+ * the mesh can no longer seal to it, until it enrols again (its next declaration then seals to
+ * the new key). A released node is left out: it is not coming back.
+ */
+export async function unsealableCredentialProblems(sql: Sql): Promise<StatusProblem[]> {
+  const rows = await sql.query<{ node: string; path: string }>(
+    `SELECT s.node, s.path FROM provision_seals s JOIN dead_node_keys d ON d.public_key = s.public_key
+     JOIN nodes n ON n.name = s.node WHERE n.lifecycle_state <> 'released' ORDER BY s.node, s.path`,
+  );
+  const byNode = new Map<string, string[]>();
+  for (const row of rows) byNode.set(row.node, [...(byNode.get(row.node) ?? []), row.path]);
+  return [...byNode].map(([node, paths]) => ({
+    kind: 'provision',
+    subject: node,
+    detail: `the mesh can no longer seal provision credentials to node ${node}, whose key is dead: ${paths.join(', ')}; enrol it again (mesh-control token issue --node ${node}, then nox-mesh-host enrol --token …)`,
+  }));
+}

@@ -43,3 +43,12 @@ export class AcceptedListTooLarge extends OperatorError {
     });
   }
 }
+
+/** A credential file would land on a path something else on the node declares. */
+export class CredentialPathTaken extends OperatorError {
+  constructor(node: string, path: string, credentialOf: string, other: string) {
+    super(`on node ${node}, ${credentialOf} would write its credential file ${path}, which ${other} declares too; nothing was assigned`, {
+      next: 'give the provision\'s "path" in that module.json another file, register the new revision (mesh-control module add PATH), and assign again',
+    });
+  }
+}

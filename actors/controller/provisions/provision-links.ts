@@ -1,9 +1,10 @@
 import type { ControllerContext } from '../controller-context';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
-import type { ModuleRevision } from '../modules/modules.repo';
+import { assignmentsOf, type ModuleRevision } from '../modules/modules.repo';
 import { sendWithModules } from '../modules/send-with-modules';
 import { messageOf } from '../../shared/message-of';
-import { ProviderStillNeeded, ProvisionUnprovided } from './provision-errors';
+import { CredentialPathTaken, ProviderStillNeeded, ProvisionUnprovided } from './provision-errors';
+import { nodeDeclarers } from '../modules/node-declarers';
 import { credentialsOf, deleteCredential, modulesOffering, providersOf, revisionProvisions } from './provisions.repo';
 
 /** What became of telling one provider (or consumer) node its new declaration. */
@@ -30,6 +31,30 @@ export async function refuseUnprovided(ctx: Pick<ControllerContext, 'store'>, no
   for (const need of needs) {
     if (offeredHere.has(need.provision) || (await providersOf(ctx.store, need.provision)).length > 0) continue;
     throw new ProvisionUnprovided(node, need.module, need.provision, await modulesOffering(ctx.store, need.provision), 'nothing was assigned');
+  }
+}
+
+/**
+ * Refuses (CredentialPathTaken) putting `put` on `node` when a credential file of a module it
+ * would run (a consumer's credential, a provider's accepted list) lands on a path another
+ * credential file, or any resource of the node's declarers, declares: the declaration would
+ * hold one path twice.
+ */
+export async function refuseCredentialPathCollisions(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string, put: readonly ModuleRevision[]): Promise<void> {
+  const declarers = await nodeDeclarers(ctx, node, { put });
+  const taken = new Map<string, string>();
+  for (const declarer of declarers) {
+    for (const resource of declarer.resources) if (resource.shape === 'file' || resource.shape === 'directory') taken.set(resource.path, declarer.party.name);
+  }
+  const versions = new Map((await assignmentsOf(ctx.store, node)).map((assignment) => [assignment.module, assignment.version]));
+  for (const revision of put) versions.set(revision.name, revision.version);
+  for (const [module, version] of versions) {
+    const { provides, consumes } = await revisionProvisions(ctx.store, module, version);
+    for (const [what, file] of [...consumes.map((c) => [`the ${c.provision} credential of module ${module}`, c] as const), ...provides.map((o) => [`the ${o.provision} accepted list of module ${module}`, o] as const)]) {
+      const other = taken.get(file.path);
+      if (other !== undefined) throw new CredentialPathTaken(node, file.path, what, other);
+      taken.set(file.path, what);
+    }
   }
 }
 

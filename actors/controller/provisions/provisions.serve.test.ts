@@ -13,7 +13,9 @@ import { unassignModules } from '../modules/unassign-modules';
 import { PlanBook } from '../plans/plan-book';
 import { secretsPart } from '../secrets/secrets.part';
 import { composeStatus } from '../status/compose-status';
-import { ProviderStillNeeded, ProvisionUnprovided } from './provision-errors';
+import { CredentialPathTaken, ProviderStillNeeded, ProvisionUnprovided } from './provision-errors';
+import { unsealableCredentialProblems } from './provider-standing';
+import { revokeNode } from '../release/revoke-node';
 import { provisionsPart, type ProvisionsListing } from './provisions.part';
 import type { Rotated } from './rotate-provision';
 
@@ -189,5 +191,21 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
       for (const value of values) expect(rows.filter((row) => row.row.includes(value)).map(() => table_name)).toEqual([]);
     }
     for (const value of values) expect(t.logs.filter((line) => line.includes(value))).toEqual([]);
+  });
+
+  test('refuses a consumer whose credential file lands on a path another module declares', async () => {
+    const squatter = ModuleManifest.parse({ name: 'squatter', version: '1', resources: [{ shape: 'file', path: '/etc/worker/db-credential', content: { text: 'mine' } }] });
+    await addModule(ctx, new PlanBook(ctx), { module: squatter });
+    const refused = await assignModules(ctx, { node: 'lima', modules: ['squatter', 'worker'] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(CredentialPathTaken);
+    expect((refused as Error).message).toMatch(/the app-database credential of module worker would write its credential file \/etc\/worker\/db-credential, which module squatter 1 declares too/);
+    expect(await ctx.store.query("SELECT module FROM module_assignments WHERE node = 'lima' ORDER BY module")).toEqual([{ module: 'app' }, { module: 'vault' }]);
+  });
+
+  test('a dead key is named with each credential file the mesh can no longer seal to it', async () => {
+    await revokeNode(ctx, 'lima', 'lost');
+    expect(await unsealableCredentialProblems(ctx.store)).toEqual([
+      { kind: 'provision', subject: 'lima', detail: expect.stringMatching(/can no longer seal provision credentials to node lima, whose key is dead: \/etc\/app\/db-credential; enrol it again \(mesh-control token issue --node lima/) },
+    ]);
   });
 });

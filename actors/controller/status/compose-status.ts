@@ -14,7 +14,7 @@ import { readPresence } from './read-presence';
 import { reportRefusalCounts } from '../store/reports.repo';
 import type { Sql } from '../store/sql-store';
 import { unsealableProblems } from '../secrets/unsealable-problems';
-import { failingProviderProblems } from '../provisions/provider-standing';
+import { failingProviderProblems, unsealableCredentialProblems } from '../provisions/provider-standing';
 
 /** Where status is composed from. */
 export interface StatusSources {
@@ -94,7 +94,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   problems.push(...supervisionProblems(sources.tree()));
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
   problems.push(...(await unsealableProblems(sources.store)));
-  problems.push(...(await failingProviderProblems(sources.store)));
+  problems.push(...(await failingProviderProblems(sources.store)), ...(await unsealableCredentialProblems(sources.store)));
   const repairs = sources.busRepairs?.();
   const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
     problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });
