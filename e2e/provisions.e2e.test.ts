@@ -19,24 +19,28 @@ const GROUPS = 'root:x:0:\napp:x:1201:\nworker:x:1202:\npostgres:x:1203:\n';
 // A duration no other process on this machine is likely to sleep: how the test knows its own.
 const SLEEP = '86391';
 
+// Each module brings its service's definition (what a package would install), so the host
+// makes the service itself rather than adopting one the machine had.
+const definition = (service: string): object => ({ shape: 'file', path: `/etc/mesh-host/services/${service}.json`, content: { text: JSON.stringify({ exec: ['/bin/sleep', SLEEP] }) } });
+
 const moduleJson = {
   db: {
     name: 'db',
     version: '1',
     provides: [{ provision: 'app-database', path: '/etc/db/accepted', owner: 'postgres', group: 'postgres', mode: '0640' }],
-    resources: [{ shape: 'service', name: 'postgresql', state: 'running', enabled: true, restart_on: ['/etc/db/accepted'] }],
+    resources: [definition('postgresql'), { shape: 'service', name: 'postgresql', state: 'running', enabled: true, restart_on: ['/etc/db/accepted'] }],
   },
   app: {
     name: 'app',
     version: '1',
     consumes: [{ provision: 'app-database', path: '/etc/app/db-credential', owner: 'app', group: 'app' }],
-    resources: [{ shape: 'service', name: 'app', state: 'running', enabled: true, restart_on: ['/etc/app/db-credential'] }],
+    resources: [definition('app'), { shape: 'service', name: 'app', state: 'running', enabled: true, restart_on: ['/etc/app/db-credential'] }],
   },
   worker: {
     name: 'worker',
     version: '1',
     consumes: [{ provision: 'app-database', path: '/etc/worker/db-credential', owner: 'worker', group: 'worker' }],
-    resources: [{ shape: 'service', name: 'worker', state: 'running', enabled: true, restart_on: ['/etc/worker/db-credential'] }],
+    resources: [definition('worker'), { shape: 'service', name: 'worker', state: 'running', enabled: true, restart_on: ['/etc/worker/db-credential'] }],
   },
 };
 
@@ -82,10 +86,6 @@ describe('provisions through real processes', () => {
       const root = rig.hostRoot(host);
       await fs.writeFile(path.join(root, 'etc', 'passwd'), ACCOUNTS);
       await fs.writeFile(path.join(root, 'etc', 'group'), GROUPS);
-      await fs.mkdir(path.join(root, 'etc/mesh-host/services'), { recursive: true });
-      for (const service of ['postgresql', 'app', 'worker']) {
-        await fs.writeFile(path.join(root, 'etc/mesh-host/services', `${service}.json`), JSON.stringify({ exec: ['/bin/sleep', SLEEP] }));
-      }
       const issued = await rig.issueToken({ new: true });
       await rig.enrol(host, issued.token);
       await rig.host(host).waitFor(new RegExp(`linked to \\S+ as node ${host}`));
@@ -114,7 +114,7 @@ describe('provisions through real processes', () => {
       const pids = { aApp: pidOf('a', 'app'), aWorker: pidOf('a', 'worker'), bApp: pidOf('b', 'app'), pg: pidOf('pg', 'postgresql') };
       const ready = Object.values(files).every((v) => v !== undefined) && Object.values(pids).every((v) => v !== undefined) && files.accepted?.split('\n').length === 4;
       return ready ? done({ files: files as Record<keyof typeof files, string>, pids: pids as Record<keyof typeof pids, number> }) : notYet(JSON.stringify({ files: Object.keys(files), pids }));
-    }, { timeoutMs: 40_000 });
+    }, { timeoutMs: 90_000 });
     const { files, pids } = started;
     expect(files.accepted).toBe(`a app ${files.aApp}\na worker ${files.aWorker}\nb app ${files.bApp}\n`);
     const written = await fs.stat(path.join(rig.hostRoot('a'), 'etc/app/db-credential'));
