@@ -47,8 +47,11 @@ interface CredentialFile {
  */
 export async function provisionFilesOf(ctx: ComposeContext, node: string): Promise<Map<string, FileResource[]>> {
   const wanted: CredentialFile[] = [];
-  for (const assignment of await assignmentsOf(ctx.store, node)) {
-    const { provides, consumes } = await revisionProvisions(ctx.store, assignment.module, assignment.version);
+  const assignments = await assignmentsOf(ctx.store, node);
+  // Consumers first: a credential issued now to a module of this node is in the list its
+  // provider on this same node is sealed below, whichever module comes first by name.
+  for (const assignment of assignments) {
+    const { consumes } = await revisionProvisions(ctx.store, assignment.module, assignment.version);
     for (const need of consumes) {
       const row = await credentialFor(ctx, node, assignment.module, need.provision);
       wanted.push({
@@ -60,6 +63,9 @@ export async function provisionFilesOf(ctx: ComposeContext, node: string): Promi
         bytes: () => credentialValue(ctx, row),
       });
     }
+  }
+  for (const assignment of assignments) {
+    const { provides } = await revisionProvisions(ctx.store, assignment.module, assignment.version);
     for (const offer of provides) {
       const accepted = await stillConsuming(ctx, await credentialsAcceptedBy(ctx.store, offer.provision, node, assignment.module));
       wanted.push({

@@ -208,4 +208,12 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
       { kind: 'provision', subject: 'lima', detail: expect.stringMatching(/can no longer seal provision credentials to node lima, whose key is dead: \/etc\/app\/db-credential; enrol it again \(mesh-control token issue --node lima/) },
     ]);
   });
+
+  test('a consumer on its provider\'s own node is in the list sealed with it, whatever the modules\' order', async () => {
+    // worker sorts after db: its credential is issued in the same composition as db's list.
+    await assignModules(ctx, { node: 'pg', modules: ['worker'] });
+    const read = await latest('pg');
+    const credential = opened(read, 'pg', '/etc/worker/db-credential');
+    expect(opened(read, 'pg', '/etc/db/accepted')).toContain(`pg worker ${credential}\n`);
+  });
 });
