@@ -93,6 +93,19 @@ export async function forgetCredentialsOf(ctx: Pick<ControllerContext, 'store'>,
 }
 
 /**
+ * Sends the providers of the credentials first issued to `node` since `since` (by composing
+ * what a push or a plan sent it: a revision that began to consume) their new lists, so they
+ * accept them now rather than at their own next send. Call it outside `node`'s work queue.
+ */
+export async function tellFreshProviders(ctx: ControllerContext, node: string, since: Date): Promise<NodeTold[]> {
+  const rows = await ctx.store.query<{ provider_node: string }>(
+    'SELECT DISTINCT provider_node FROM provision_credentials WHERE node = $1 AND version = 1 AND issued_at >= $2 AND provider_node <> $1 ORDER BY provider_node',
+    [node, since],
+  );
+  return rows.length === 0 ? [] : tellNodes(ctx, rows.map((row) => row.provider_node));
+}
+
+/**
  * Sends each of `nodes` its full declaration now, each in its own work queue, one after another;
  * a node that cannot take it is said, not thrown, so one away provider holds back no other.
  */

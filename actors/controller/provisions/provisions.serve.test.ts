@@ -10,6 +10,7 @@ import { eventually, useTestController, type ReadDeclaration, type TestMachine }
 import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { unassignModules } from '../modules/unassign-modules';
+import { pushNodes } from '../modules/push-nodes';
 import { PlanBook } from '../plans/plan-book';
 import { secretsPart } from '../secrets/secrets.part';
 import { composeStatus } from '../status/compose-status';
@@ -215,5 +216,17 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     const read = await latest('pg');
     const credential = opened(read, 'pg', '/etc/worker/db-credential');
     expect(opened(read, 'pg', '/etc/db/accepted')).toContain(`pg worker ${credential}\n`);
+  });
+
+  test('a revision that begins to consume, pushed, has its provider sent the new list at once', async () => {
+    const book = new PlanBook(ctx);
+    await addModule(ctx, book, { module: ModuleManifest.parse({ name: 'late', version: '1', upgrade_policy: 'record', resources: [] }) });
+    await assignModules(ctx, { node: 'kilo', modules: ['late'] });
+    const consuming = { ...consumer('late'), version: '2', upgrade_policy: 'record' as const };
+    await addModule(ctx, book, { module: consuming });
+    const pushed = await pushNodes(ctx, book, { node: 'kilo' });
+    expect(pushed.nodes[0]?.moved).toEqual([{ module: 'late', from: '1', to: '2' }]);
+    const credential = opened(await latest('kilo'), 'kilo', '/etc/late/db-credential');
+    expect(opened(await latest('pg'), 'pg', '/etc/db/accepted')).toContain(`kilo late ${credential}\n`);
   });
 });
