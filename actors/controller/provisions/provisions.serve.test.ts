@@ -229,4 +229,13 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     const credential = opened(await latest('kilo'), 'kilo', '/etc/late/db-credential');
     expect(opened(await latest('pg'), 'pg', '/etc/db/accepted')).toContain(`kilo late ${credential}\n`);
   });
+
+  test('a consumer taken off loses its credential, and its provider stops accepting it at once', async () => {
+    const taken = await unassignModules(ctx, { node: 'kilo', modules: ['worker'] });
+    expect(taken.providers).toEqual([expect.objectContaining({ node: 'pg', held: null })]);
+    expect(await ctx.store.query("SELECT 1 FROM provision_credentials WHERE node = 'kilo' AND module = 'worker'")).toEqual([]);
+    const accepted = opened(await latest('pg'), 'pg', '/etc/db/accepted');
+    expect(accepted).not.toContain('kilo worker ');
+    expect(accepted).toContain('kilo app ');
+  });
 });
