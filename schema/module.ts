@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ProvisionNeeds, ProvisionOffers } from './provision';
 import { ResourceList } from './resource';
 import { ModuleSeats } from './seat';
 
@@ -45,6 +46,10 @@ export const ModuleManifest = z.strictObject({
   resources: ResourceList,
   // The seats it holds and needs (schema/seat.ts); left out, none.
   seats: ModuleSeats.optional(),
+  /** Provisions it offers the mesh (schema/provision.ts); left out, none. */
+  provides: ProvisionOffers.optional(),
+  /** Provisions it needs from a provider on the mesh; left out, none. */
+  consumes: ProvisionNeeds.optional(),
 });
 /** See {@link ModuleManifest}. */
 export type ModuleManifest = z.infer<typeof ModuleManifest>;

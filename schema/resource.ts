@@ -153,6 +153,12 @@ export const ServiceResource = z.strictObject({
   }),
   state: z.enum(['running', 'stopped']),
   enabled: z.boolean(),
+  /**
+   * Files whose change restarts it: when a pass writes one of them (declared before the service,
+   * as its credential file is), a service declared and found running is stopped and started
+   * again, once. Left out, nothing restarts it.
+   */
+  restart_on: z.array(AbsolutePath).min(1, { error: 'leave restart_on out, or name at least one file' }).max(64, { error: 'at most 64 files' }).optional(),
 });
 /** See {@link ServiceResource}. */
 export type ServiceResource = z.infer<typeof ServiceResource>;

@@ -24,6 +24,7 @@ import { BrokerClusterCommand } from './broker-cluster.command';
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
+import { ProvisionsCommand, RotateCommand } from './rotate.command';
 import { SecretListCommand, SecretSetCommand, SecretUnsetCommand } from './secret.command';
 import { SeatCommand, SeatsCommand } from './seat.command';
 import { ServeCommand } from './serve.command';
@@ -53,6 +54,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(SecretSetCommand, SecretListCommand, SecretUnsetCommand);
   verbs.push(SeatCommand, SeatsCommand);
   verbs.push(BrokerClusterCommand);
+  verbs.push(RotateCommand, ProvisionsCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));
   return nameOptionPlaceholders(cli);

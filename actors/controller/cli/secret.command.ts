@@ -22,7 +22,7 @@ export class SecretSetCommand extends ControllerCommand {
     details: `
       The value is read from standard input (piped, not typed: a terminal would show it) or from \`--from-file FILE\`, never from the command line, where the process list and the shell history would keep it. Its bytes are kept exactly, a trailing newline included: \`printf %s\` gives none, \`echo\` adds one. At most ${bytesText(MAX_SECRET_BYTES)}; an empty value is refused.
 
-      The controller keeps it encrypted under the store key \`keys/secret-store.key\` in the mesh directory (made on the first \`secret set\`; back it up with the mesh directory: the database alone cannot give the value back). Setting it again makes a new version.
+      The controller keeps it encrypted under the store key \`keys/secret-store.key\` in the mesh directory (made on the first \`secret set\`; back it up with the mesh directory: the database alone cannot give the value back). Setting it again makes a new version, sent at once to every node running a revision of the module that names it.
 
       A file resource in the module's module.json names it: \`{"shape": "file", "path": "/etc/app/db-password", "content": {"secret": "db-password"}, "owner": "app", "group": "app", "mode": "0600"}\`. Each node running the module is sent it sealed to its own key, and writes it with that owner and mode; a mode open to every account is refused.
     `,

@@ -11,6 +11,7 @@ import { refuseSealedBoxes } from '../secrets/secret-file-rules';
 import { refuseUnsetSecrets } from '../secrets/seal-for-node';
 import { recordSeatClaims } from '../seats/seats.repo';
 import { refuseSeatClaimsOfRevision } from '../seats/seat-claims';
+import { recordRevisionProvisions } from '../provisions/provisions.repo';
 
 /** The arguments of `module.add`: the module (module.json, parsed) and where it was read from. */
 export const ModuleAddArgs = z.strictObject({ module: ModuleManifest, source: z.string().min(1).max(4096).optional() });
@@ -73,6 +74,7 @@ export async function addModule(ctx: ControllerContext, book: PlanBook, args: Mo
   const { revision, row } = await ctx.store.transaction(async (tx) => {
     const revision = await insertRevision(tx, { name: manifest.name, version: manifest.version, upgrade_policy: manifest.upgrade_policy, resources: manifest.resources, digest, source: args.source ?? null, added_at: ctx.now() });
     await recordSeatClaims(tx, revision.name, revision.version, manifest.seats);
+    await recordRevisionProvisions(tx, manifest.name, manifest.version, manifest);
     const row: PlanRow | undefined =
       targets.length === 0 ? undefined : await book.record(tx, { module: revision.name, version: revision.version, seq: revision.seq, policy: revision.upgrade_policy }, targets);
     return { revision, row };

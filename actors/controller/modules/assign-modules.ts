@@ -14,6 +14,7 @@ import { sendWithModules, type SentWithModules } from './send-with-modules';
 import { refuseUnsealable } from '../secrets/seal-for-node';
 import { refuseSeatClaimsAtAssign } from '../seats/seat-claims';
 import { sendOthersWhenSeatsMoved } from '../seats/send-for-seats';
+import { providerNodesOf, refuseCredentialPathCollisions, refuseUnprovided, tellNodes, type NodeTold } from '../provisions/provision-links';
 
 /** The arguments of `assign` and `unassign`: one node, one or more modules. */
 export const AssignArgs = z.strictObject({ node: NodeName, modules: z.array(ModuleName).min(1, { error: 'name at least one module' }) });
@@ -30,6 +31,8 @@ export interface ModulesChanged {
   /** The full declaration sent, or null when it could not go now (`held` says why). */
   sent: SentWithModules | null;
   held: string | null;
+  /** Provider nodes sent their list of accepted credentials anew (a consumer was put on); absent when none. */
+  providers?: NodeTold[];
 }
 
 /**
@@ -68,6 +71,8 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
     await refuseCollisions(ctx, node, { put }, 'nothing was assigned');
     await refuseUnsealable(ctx, node, put.map((revision) => ({ module: revision.name, resources: revision.resources })));
     await refuseSeatClaimsAtAssign(ctx, node, put);
+    await refuseUnprovided(ctx, node, put);
+    await refuseCredentialPathCollisions(ctx, node, put);
     const at = ctx.now();
     await ctx.store.transaction(async (tx) => {
       for (const revision of put) await setAssignment(tx, node, revision.name, revision.version, at);
@@ -77,5 +82,8 @@ export async function assignModules(ctx: ControllerContext, args: AssignArgs): P
   });
   // A module holding a seat changes every other node's roster; sent after this node's queue is let go.
   await sendOthersWhenSeatsMoved(ctx, node, result.changed);
-  return result;
+  // A consumer put on was issued credentials as it was composed: its providers accept them once
+  // sent their lists, outside this node's queue (a provider's send waits on its own).
+  const providers = result.changed.length === 0 ? [] : await providerNodesOf(ctx, node, result.changed.map((entry) => entry.module));
+  return providers.length === 0 ? result : { ...result, providers: await tellNodes(ctx, providers) };
 }

@@ -4,6 +4,7 @@ import { composeFull } from '../declarations/compose-full';
 import type { ComposedDeclaration } from '../declarations/compose-overlay';
 import { sealModuleSecrets, type ModuleResources } from '../secrets/seal-for-node';
 import { assignmentsOf, getRevision } from './modules.repo';
+import { provisionFilesOf } from '../provisions/provision-files';
 
 /** A node's full declaration with its modules, and which revision of each it carries. */
 export interface ComposedWithModules {
@@ -21,11 +22,14 @@ export interface ComposedWithModules {
 export async function moduleResourcesOf(ctx: Pick<ControllerContext, 'store' | 'config'>, node: string): Promise<{ modules: Record<string, string>; resources: Resource[] }> {
   const modules: Record<string, string> = {};
   const gathered: ModuleResources[] = [];
+  // Each module's provision credential files go before its own resources, so a service of the
+  // module that restarts on them (restart_on) comes after them in the pass.
+  const credentials = await provisionFilesOf(ctx, node);
   for (const assignment of await assignmentsOf(ctx.store, node)) {
     const revision = await getRevision(ctx.store, assignment.module, assignment.version);
     if (revision === undefined) throw new Error(`node ${node} runs ${assignment.module} ${assignment.version}, which is not registered`);
     modules[assignment.module] = assignment.version;
-    gathered.push({ module: assignment.module, resources: revision.resources });
+    gathered.push({ module: assignment.module, resources: [...(credentials.get(assignment.module) ?? []), ...revision.resources] });
   }
   // A file naming a module's secret goes out only sealed to this node's live key.
   return { modules, resources: (await sealModuleSecrets(ctx, node, gathered)).flat() };

@@ -66,6 +66,9 @@ export function modulesChangedText(changed: ModulesChanged, verb: 'assigned' | '
   if (changed.unchanged.length > 0) lines.push(`node ${changed.node}: runs ${modules(changed.unchanged)} already; left as it is`);
   if (changed.sent !== null) lines.push(`full declaration sent as generation ${changed.sent.generation}`);
   else if (changed.changed.length > 0) lines.push(`not sent yet: ${changed.held ?? 'no reason given'}`);
+  for (const told of changed.providers ?? []) {
+    lines.push(told.generation === null ? `provider ${told.node}: its accepted credentials not sent yet: ${told.held ?? 'no reason given'}` : `provider ${told.node}: its accepted credentials sent as generation ${told.generation}`);
+  }
   return lines.join('\n');
 }
 

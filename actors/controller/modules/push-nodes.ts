@@ -12,6 +12,7 @@ import { composeWithModules } from './compose-with-modules';
 import { PushScopeConflict } from './module-errors';
 import { assignmentsOf, latestSend, newestRevision, setAssignment } from './modules.repo';
 import { notSendable, sendWithModules } from './send-with-modules';
+import { tellFreshProviders } from '../provisions/provision-links';
 
 /** The arguments of `push`: a node, or `behind`, or neither (the whole mesh). */
 export const PushArgs = z.strictObject({ node: NodeName.optional(), behind: z.boolean().optional() });
@@ -81,6 +82,7 @@ export async function isBehind(ctx: ControllerContext, node: string): Promise<bo
 }
 
 async function pushNode(ctx: ControllerContext, book: PlanBook, node: string, toNewest: boolean): Promise<PushedNode> {
+  const since = ctx.now();
   const { pushed, send } = await nodeWorkQueue(ctx).run(node, async (): Promise<{ pushed: PushedNode; send?: PlanSend }> => {
     const held = notSendable(await nodeState(ctx, node));
     if (held !== undefined) return { pushed: { node, sent: null, moved: [], held: held.reason } };
@@ -108,5 +110,7 @@ async function pushNode(ctx: ControllerContext, book: PlanBook, node: string, to
   });
   // Outside the node's queue: telling the plans waits for their writes, not for this node.
   if (send !== undefined) await book.pushed(node, await assignmentsOf(ctx.store, node), send);
+  // A module moved to a revision that consumes was issued its credential: its providers accept it now.
+  if (send !== undefined) await tellFreshProviders(ctx, node, since);
   return pushed;
 }

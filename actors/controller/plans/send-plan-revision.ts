@@ -3,6 +3,7 @@ import type { ControllerContext } from '../controller-context';
 import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { getAssignment, latestSend, setAssignment } from '../modules/modules.repo';
 import { sendWithModules } from '../modules/send-with-modules';
+import { tellFreshProviders } from '../provisions/provision-links';
 
 /** The revision a plan rolls out: the module, its version, and its place in the module's order. */
 export interface PlanRevision {
@@ -24,7 +25,16 @@ export type NodeSendOutcome = { sent: PlanSend } | { failed: string } | { skippe
  * (its identity revoked, its overlay not applied yet) or whose send went wrong, and its
  * assignment is put back as it was.
  */
-export function sendPlanRevision(ctx: ControllerContext, revision: PlanRevision, node: string, options: { resend?: boolean } = {}): Promise<NodeSendOutcome> {
+export async function sendPlanRevision(ctx: ControllerContext, revision: PlanRevision, node: string, options: { resend?: boolean } = {}): Promise<NodeSendOutcome> {
+  const since = ctx.now();
+  const outcome = await sendInQueue(ctx, revision, node, options);
+  // A revision that began to consume a provision was issued its credential as it was composed:
+  // its providers are sent their lists now, outside this node's queue.
+  if ('sent' in outcome) await tellFreshProviders(ctx, node, since);
+  return outcome;
+}
+
+function sendInQueue(ctx: ControllerContext, revision: PlanRevision, node: string, options: { resend?: boolean }): Promise<NodeSendOutcome> {
   return nodeWorkQueue(ctx).run(node, async (): Promise<NodeSendOutcome> => {
     const assignment = await getAssignment(ctx.store, node, revision.module);
     if (assignment === undefined) return { skipped: `it no longer runs module ${revision.module}` };

@@ -4,6 +4,8 @@ import { SecretName } from '../../../schema/secret';
 import type { ControllerPart } from '../serve/controller-parts';
 import { listSecrets, setSecret, unsetSecret, type SecretChanged, type SecretListed } from './keep-secret';
 import { SecretValueUnreadable } from './secret-errors';
+import { sendSecretUsers } from './send-secret-users';
+import type { NodeTold } from '../provisions/provision-links';
 
 /**
  * The arguments of `secret.set`. The value travels base64 in `value_base64`, checked only as a
@@ -23,7 +25,9 @@ export const secretsPart: ControllerPart = {
       const value = decodeValue(args.value_base64, args.module, args.name);
       try {
         const changed = await setSecret(callCtx, args.module, args.name, value);
-        return { result: changed, text: secretChangedText(changed) };
+        // The nodes that hold it are sent the new version now (not at their next push).
+        const sent = await sendSecretUsers(callCtx, args.module, args.name);
+        return { result: { ...changed, sent }, text: secretChangedText(changed, sent) };
       } finally {
         value.fill(0);
       }
@@ -46,13 +50,17 @@ function decodeValue(text: string, module: string, name: string): Buffer {
 }
 
 /** What `secret set` and `secret unset` say. */
-export function secretChangedText(changed: SecretChanged): string {
+export function secretChangedText(changed: SecretChanged, sent?: readonly NodeTold[]): string {
   const id = `${changed.module}/${changed.name}`;
   if (changed.version !== null) {
-    return [
-      `secret ${id} set: version ${changed.version}, ${changed.bytes} bytes, kept encrypted`,
-      `nodes running ${changed.module} get it sealed to their own key with their next declaration: mesh-control push NODE (or push) to send it now`,
-    ].join('\n');
+    const lines = [`secret ${id} set: version ${changed.version}, ${changed.bytes} bytes, kept encrypted`];
+    if (sent === undefined || sent.length === 0) {
+      lines.push(`no node runs a revision of ${changed.module} naming it; a node assigned ${changed.module} gets it sealed to its own key`);
+    }
+    for (const told of sent ?? []) {
+      lines.push(told.generation === null ? `node ${told.node}: not sent yet (${told.held ?? 'no reason given'}); it gets it with its next declaration` : `node ${told.node}: sent it sealed to its key, generation ${told.generation}`);
+    }
+    return lines.join('\n');
   }
   if (!changed.changed) return `secret ${id} was not set; nothing changed`;
   return `secret ${id} unset; a node keeps the file until its next declaration, which a module still naming it cannot be sent without it`;

@@ -71,7 +71,7 @@ describe('secrets kept by the controller and sealed to a node', () => {
     await expect(set(Buffer.alloc(64 * 1024 + 1, 1))).rejects.toThrow(SecretValueTooLarge);
     expect(await ctx.store.query('SELECT 1 FROM secrets')).toEqual([]);
     const first = await set(VALUE);
-    expect(first.result).toEqual({ module: 'app', name: 'db-password', version: 1, bytes: VALUE.length, changed: true });
+    expect(first.result).toEqual({ module: 'app', name: 'db-password', version: 1, bytes: VALUE.length, changed: true, sent: [] });
     expect(first.text).not.toContain(VALUE);
     expect((await fs.stat(storeKeyFile(ctx.config))).mode & 0o777).toBe(0o600);
   });

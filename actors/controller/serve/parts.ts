@@ -10,6 +10,7 @@ import { releasePart } from '../release/release.part';
 import { recentReportsPart } from '../reports/recent-reports.part';
 import { secretsPart } from '../secrets/secrets.part';
 import { seatsPart } from '../seats/seats.part';
+import { provisionsPart } from '../provisions/provisions.part';
 import { tokensPart } from '../tokens/tokens.part';
 import { heartbeatTrackerPart, reportReceiverPart, type NodeNews } from './node-news.part';
 import type { PartGroup } from './parts.service';
@@ -39,8 +40,8 @@ export function controllerPartGroups(news: NodeNews, readBackEveryMs?: number, p
     // release, and the read-back that repairs the stream and the nodes' consumers.
     { id: 'declarations', parts: [declarationsPart, releasePart, busRepairPart(readBackEveryMs), certificatePart] },
     // Modules, assignment, push and staged rollout plans, which send through the composer, and
-    // the secrets a module's files name, and the seats modules and people hold.
-    { id: 'plans', parts: [plansPart(), secretsPart, seatsPart], after: ['declarations'] },
+    // the secrets a module's files name, the seats modules and people hold, and provisions.
+    { id: 'plans', parts: [plansPart(), secretsPart, seatsPart, provisionsPart], after: ['declarations'] },
     // What people did by hand, how long things took as they were heard (hand-acts, durations), and
     // the latest reports kept (reports.recent, for the dashboard), all read from the store.
     { id: 'records', parts: [handActsPart, durationsPart(), recentReportsPart] },

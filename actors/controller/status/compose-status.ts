@@ -17,6 +17,7 @@ import { unsealableProblems } from '../secrets/unsealable-problems';
 import type { OverlaySettings } from '../declarations/overlay-endpoint';
 import { DEFAULT_OVERLAY } from '../nodes/list-nodes';
 import { readOverlayReach } from './read-overlay-reach';
+import { failingProviderProblems, unsealableCredentialProblems } from '../provisions/provider-standing';
 
 /** Where status is composed from. */
 export interface StatusSources {
@@ -100,6 +101,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   for (const row of nodeProblems) problems.push(...nodeProblemsOf(row));
   problems.push(...reach.problems);
   problems.push(...(await unsealableProblems(sources.store)));
+  problems.push(...(await failingProviderProblems(sources.store)), ...(await unsealableCredentialProblems(sources.store)));
   const repairs = sources.busRepairs?.();
   const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
     problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });

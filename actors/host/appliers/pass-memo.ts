@@ -19,4 +19,11 @@ export class PassMemo {
   readonly identities = new Map<string, Identity>();
   /** Resolved accounts, by `user:name` or `group:name`. */
   readonly accounts = new Map<string, Account>();
+  /**
+   * The declared paths of the files this pass wrote (applied and read back), so a service that
+   * restarts on one (ServiceResource.restart_on) is restarted after it.
+   */
+  readonly filesWritten = new Set<string>();
+  /** The services this pass restarted or started, so none is restarted twice for one change. */
+  readonly servicesRestarted = new Set<string>();
 }

@@ -86,6 +86,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     // is the host's; a kill before this write leaves it marked, which the next pass converges.
     if (owed !== undefined) await recordAfterSyncs(owed, deps);
   }
+  if (!deps.ctx.signal?.aborted) await restartOnLateFiles(declared, results, deps);
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
     // What the host owns and no longer declares, and any key left marked `applying` by a host
@@ -332,7 +333,8 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owe
       results[index] = { ...base, outcome: 'failed', detail: `could not read the machine: ${observation.unreadable}` };
       continue;
     }
-    if (observation.differences.length === 0) {
+    // A service that restarts on a file this batch is about to write is looked at again after it.
+    if (observation.differences.length === 0 && !restartsOnPending(resource, pending)) {
       if (owned?.digest !== digest) records.push({ key, shape: resource.shape, digest, adopted: owned?.adopted, originalKeptAt: owned?.original_kept_at });
       results[index] = { ...base, outcome: 'unchanged' };
       continue;
@@ -383,6 +385,37 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owe
 function recordAfterSyncs(change: StateChange, deps: ConvergeDeps): Promise<HostState> {
   const barrier = deps.ctx.barrier;
   return barrier === undefined || barrier.pending === 0 ? deps.state.update(change) : deps.state.update(change, { after: barrier.flush() });
+}
+
+/**
+ * Restarts the services whose restart_on names a file the pass wrote after their turn (declared
+ * after them, or in a later batch), and puts the outcome in place of their result: a service is
+ * restarted after its files whatever order the declaration gives them in.
+ */
+async function restartOnLateFiles(declared: readonly Resource[], results: ResourceResult[], deps: ConvergeDeps): Promise<void> {
+  const pass = deps.ctx.pass;
+  const applier = applierFor(deps.appliers, 'service');
+  if (pass === undefined || applier === undefined || pass.filesWritten.size === 0) return;
+  for (const resource of declared) {
+    if (resource.shape !== 'service' || resource.restart_on === undefined || pass.servicesRestarted.has(resource.name)) continue;
+    const written = resource.restart_on.find((path) => pass.filesWritten.has(path));
+    const at = results.findIndex((result) => result.key === resourceKey(resource));
+    if (written === undefined || at < 0 || results[at]?.outcome !== 'unchanged') continue;
+    const observed = await applier.observe(resource, deps.ctx).catch(() => undefined);
+    if (observed === undefined || observed.differences.length === 0) continue;
+    try {
+      await applier.apply(resource, deps.ctx);
+      results[at] = { key: resourceKey(resource), shape: 'service', outcome: 'applied', detail: observed.differences.join('; ') };
+    } catch (error) {
+      results[at] = { key: resourceKey(resource), shape: 'service', outcome: 'failed', detail: `restart after ${written} changed: ${messageOf(error)}` };
+    }
+  }
+}
+
+/** True for a service whose restart_on names a file already pending in this batch. */
+function restartsOnPending(resource: Resource, pending: readonly PendingApply[]): boolean {
+  if (resource.shape !== 'service' || resource.restart_on === undefined) return false;
+  return resource.restart_on.some((path) => pending.some((item) => item.resource.shape === 'file' && item.resource.path === path));
 }
 
 /** `first` then `second`, as one change; either may be absent. */
@@ -469,6 +502,7 @@ async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordE
     return { ...base, outcome: 'failed', detail: `applied, but reading back shows: ${why}`, ...(output === undefined ? {} : { output }) };
   }
   records.push(entry);
+  if (resource.shape === 'file') deps.ctx.pass?.filesWritten.add(resource.path);
   return { ...base, outcome: 'applied', detail: now.differences.join('; '), ...(output === undefined ? {} : { output }) };
 }
 

@@ -37,7 +37,10 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       } catch (error) {
         return { present: false, differences: [], unreadable: reasonOf(error) };
       }
-      return { present: status.exists, differences: serviceDifferences(resource, status) };
+      const differences = serviceDifferences(resource, status);
+      const changed = restartDue(resource, status, ctx);
+      if (changed !== undefined) differences.push(`restart: ${changed} changed in this pass`);
+      return { present: status.exists, differences };
     },
 
     async apply(resource, ctx) {
@@ -49,8 +52,15 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       // Boot first, then now: a start that fails still leaves the boot setting declared.
       if (resource.enabled && !status.enabled) await backend.enable(resource.name, ctx);
       if (!resource.enabled && status.enabled) await backend.disable(resource.name, ctx);
-      if (resource.state === 'running' && !status.running) await backend.start(resource.name, ctx);
+      if (restartDue(resource, status, ctx) !== undefined) {
+        await backend.stop(resource.name, ctx);
+        await backend.start(resource.name, ctx);
+      } else if (resource.state === 'running' && !status.running) {
+        await backend.start(resource.name, ctx);
+      }
       if (resource.state === 'stopped' && status.running) await backend.stop(resource.name, ctx);
+      // Started or restarted, it has read every file of this pass so far: not again for them.
+      if (resource.state === 'running') ctx.pass?.servicesRestarted.add(resource.name);
       return {};
     },
 
@@ -84,6 +94,17 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       return file;
     },
   };
+}
+
+/**
+ * The first of `resource.restart_on` this pass wrote, when the service is declared and found
+ * running and was not restarted (or started) since in this pass; undefined otherwise. A service
+ * found stopped is simply started, which reads the new file anyway.
+ */
+export function restartDue(resource: ServiceResource, status: ServiceStatus, ctx: ApplyContext): string | undefined {
+  if (resource.restart_on === undefined || resource.state !== 'running' || !status.exists || !status.running) return undefined;
+  if (ctx.pass === undefined || ctx.pass.servicesRestarted.has(resource.name)) return undefined;
+  return resource.restart_on.find((path) => ctx.pass?.filesWritten.has(path));
 }
 
 /** What differs between a declared service and what the init says, one readable line each. */
