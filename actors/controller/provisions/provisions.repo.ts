@@ -1,7 +1,7 @@
 import { ProvisionNeed, ProvisionOffer } from '../../../schema/provision';
 import type { Sql } from '../store/sql-store';
 
-/** A module revision's offers and needs as module_provisions keeps them (migrations/0059_provisions.sql). */
+/** A module revision's offers and needs as module_provisions keeps them (migrations/0061_provisions.sql). */
 export interface RevisionProvisions {
   provides: ProvisionOffer[];
   consumes: ProvisionNeed[];
