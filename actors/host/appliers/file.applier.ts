@@ -345,7 +345,7 @@ async function stageIn(directory: HeldDirectory, leaf: string, real: string, res
     rmSync(directory.at(temporaryName), { force: true });
     throw error;
   }
-  const { dev, ino } = fstatSync(directory.fd);
+  const { dev, ino } = directory.identity();
   return { fd, real, entry: { path: resource.path, temporary: join(directory.real, temporaryName), temporaryName, dev, ino, bytes, mode, uid, gid } };
 }
 
@@ -362,7 +362,7 @@ function discardTemporary(entry: PreparedFile, ctx: ApplyContext): void {
   const { directory } = held;
   if (directory === undefined) return;
   try {
-    const { dev, ino } = fstatSync(directory.fd);
+    const { dev, ino } = directory.identity();
     if (dev === entry.dev && ino === entry.ino) rmSync(directory.at(entry.temporaryName), { force: true });
   } finally {
     directory.close();
@@ -379,7 +379,7 @@ function putPreparedInPlace(real: string, directory: HeldDirectory, leaf: string
   if (kept === undefined || entry === undefined) return false;
   kept.delete(real);
   const same = entry.bytes.equals(want) && entry.mode === attributes.mode && entry.uid === attributes.uid && entry.gid === attributes.gid;
-  const held = fstatSync(directory.fd);
+  const held = directory.identity();
   if (!same || ctx.signal?.aborted || held.dev !== entry.dev || held.ino !== entry.ino) {
     discardTemporary(entry, ctx);
     return false;

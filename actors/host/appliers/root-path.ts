@@ -406,6 +406,9 @@ export interface HeldDirectory {
   readonly real: string;
   /** A path to `name` in the held directory, resolved from the descriptor, never from `real`. */
   at(name: string): string;
+  /** The device and inode of the directory held (fixed for as long as the descriptor is open). */
+  identity(): { dev: number; ino: number };
+  /** Lets go of it: closed, or handed back to the pass that keeps it (HeldDirectories). */
   close(): void;
 }
 
@@ -452,6 +455,14 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
   const fdDirectory = ctx.fdDirectory ?? '/proc/self/fd';
   const leaf = basename(walked.real);
   const made: string[] = [];
+  // The parent held already this pass: the very directory the walk just checked, still named
+  // where it was. Anything else (moved, swapped, a link in its place) opens the chain again.
+  const kept = ctx.pass?.held;
+  const parentReal = dirname(walked.real);
+  if (kept !== undefined && walked.deepest.real === parentReal) {
+    const reused = kept.take(parentReal, walked.deepest, fdDirectory);
+    if (reused !== undefined) return { directory: heldAt(reused.fd, parentReal, fdDirectory, reused, reused.release), leaf, real: walked.real, made };
+  }
   let fd = openDirectory(walked.realRoot, path, walked.realRoot);
   let real = walked.realRoot;
   try {
@@ -481,17 +492,35 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
     closeSync(fd);
     throw error;
   }
-  return { directory: heldAt(fd, real, fdDirectory), leaf, real: walked.real, made };
+  if (kept === undefined) return { directory: heldAt(fd, real, fdDirectory), leaf, real: walked.real, made };
+  const identity = fstatSync(fd);
+  const release = kept.keep(real, fd, identity);
+  return { directory: heldAt(fd, real, fdDirectory, identity, release), leaf, real: walked.real, made };
 }
 
-function heldAt(fd: number, real: string, fdDirectory: string): HeldDirectory {
+/**
+ * A held directory over `fd`. Closing it closes the descriptor, or, when the pass keeps it
+ * (`release` given), hands it back to the pass, which closes it when the pass ends.
+ */
+function heldAt(fd: number, real: string, fdDirectory: string, known?: { dev: number; ino: number }, release?: () => void): HeldDirectory {
   let open = true;
+  let identity = known === undefined ? undefined : { dev: known.dev, ino: known.ino };
   return {
     fd,
     real,
     at: (name) => `${fdDirectory}/${fd}/${name}`,
+    identity: () => {
+      if (identity === undefined) {
+        const stats = fstatSync(fd);
+        identity = { dev: stats.dev, ino: stats.ino };
+      }
+      return identity;
+    },
     close: () => {
-      if (open) closeSync(fd);
+      if (open) {
+        if (release === undefined) closeSync(fd);
+        else release();
+      }
       open = false;
     },
   };
