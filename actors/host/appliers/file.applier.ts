@@ -59,14 +59,14 @@ export const fileApplier: Applier<FileResource> = {
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx, resource.path);
-      const stats = lstatOrAbsentSync(real);
-      if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
-      if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
-      const want = await fileContentBytes(resource, ctx);
+      // Looked at through the held parent, as it is written: a directory swapped for a link
+      // after the check cannot make the host report on (or take for its own) a file outside.
+      const opened = openThroughParent(ctx, resource.path);
+      if (opened === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
+      if ('kind' in opened) return { present: true, differences: [`${opened.kind} is at ${resource.path}, where a file is declared`] };
       const differences: string[] = [];
-      const opened = openRegular(real, resource.path);
       try {
+        const want = await fileContentBytes(resource, ctx);
         const current = opened.stats;
         if (!sameContent(opened.fd, current, want)) differences.push(`content differs (${current.size} bytes, declared ${want.length})`);
         const mode = current.mode & 0o7777;
@@ -506,6 +506,25 @@ function syncDirectory(directory: string): void {
     if (errnoCode(error) !== 'EINVAL') throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Opens the file at a declared path for reading through its held parent (looking only): undefined
+ * when nothing is there (or its directory is missing), the kind of what is there when it is not
+ * a regular file.
+ */
+function openThroughParent(ctx: ApplyContext, path: string): { fd: number; stats: Stats } | { kind: string } | undefined {
+  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false, look: true });
+  if (directory === undefined) return undefined;
+  try {
+    const here = directory.at(leaf);
+    const stats = lstatOrAbsentSync(here);
+    if (stats === undefined) return undefined;
+    if (!stats.isFile()) return { kind: kindOf(stats) };
+    return openRegular(here, path);
+  } finally {
+    directory.close();
   }
 }
 

@@ -236,6 +236,44 @@ describe('the look→write window when the pass already holds the directory', ()
   });
 });
 
+describe('the look: a directory swapped for a link out of the root between the check and the look', () => {
+  // observe reads through the held parent too: the file outside the root, declared content and
+  // all, is never reported on (nor so taken for the host's own or adopted).
+  beforeEach(async () => {
+    swapped = 0;
+    ctx.lookWindow = swapForLinkOut;
+    await writeFile(join(outside, 'app.conf'), 'listen 80\n', { mode: 0o644 });
+  });
+
+  test('a file outside is not looked at: the look says the directory changed', async () => {
+    const seen = await fileApplier.observe(file(), ctx);
+    expect(swapped).toBe(1);
+    expect(seen).toEqual({ present: false, differences: [expect.stringContaining('between the host\'s check and its look')], unreadable: expect.stringContaining('was not read') });
+  });
+
+  test('nor through a directory the pass holds from an earlier file', async () => {
+    const pass = new PassMemo();
+    ctx.pass = pass;
+    try {
+      ctx.lookWindow = undefined;
+      await fileApplier.apply(file({ path: '/home/u/d/first.conf' }), ctx);
+      ctx.lookWindow = swapForLinkOut;
+      const seen = await fileApplier.observe(file(), ctx);
+      expect(swapped).toBe(1);
+      expect(seen.unreadable).toContain('between the host\'s check and its look');
+    } finally {
+      pass.close();
+    }
+  });
+
+  test('a directory outside is not looked at either', async () => {
+    await mkdir(join(outside, 'sub'), { mode: 0o750 });
+    const seen = await directoryApplier.observe(directory('/home/u/d/sub'), ctx);
+    expect(swapped).toBe(1);
+    expect(seen.unreadable).toContain('between the host\'s check and its look');
+  });
+});
+
 describe('the look→write window without /proc', () => {
   test('the host refuses to write, saying how to go on, rather than writing by path', async () => {
     ctx.fdDirectory = join(scratch, 'no-proc/self/fd');

@@ -89,7 +89,7 @@ export class UnsafeLink extends ApplyFailed {
 }
 
 /** Where a declared path is resolved: the machine's root, the host's state directory, the pass's memo. */
-export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass' | 'fdDirectory' | 'raceWindow'>>;
+export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass' | 'fdDirectory' | 'raceWindow' | 'lookWindow'>>;
 
 /**
  * Resolves a declared absolute path to the real path under the root that the host may act on.
@@ -379,10 +379,14 @@ export function errorText(error: unknown): string {
  * link or another directory was put in its place). Nothing was written.
  */
 export class PathChangedUnderfoot extends ApplyFailed {
-  /** The declared path being written. */
+  /** The declared path being written (or looked at). */
   readonly path: string;
-  constructor(path: string, directory: string, how: string) {
-    super(`${path} was not written: ${directory} ${how} between the host's check and its write; nothing was written there. Find out who changes it, then apply again`);
+  constructor(path: string, directory: string, how: string, looking = false) {
+    super(
+      looking
+        ? `${path} was not read: ${directory} ${how} between the host's check and its look; what is there was not looked at. Find out who changes it, then apply again`
+        : `${path} was not written: ${directory} ${how} between the host's check and its write; nothing was written there. Find out who changes it, then apply again`,
+    );
     this.path = path;
   }
 }
@@ -428,6 +432,12 @@ export interface HeldParent {
 const MADE_DIRECTORY_MODE = 0o755;
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
+/** How a parent is held: `make` the directories missing on the way; `look` only (observe), never to write. */
+export interface HoldOptions {
+  make: boolean;
+  look?: boolean;
+}
+
 /**
  * Checks a declared path as {@link resolveUnderRoot} does, then opens the directories on the way
  * to its parent one by one from the root, each through the last and never following a link, and
@@ -435,7 +445,7 @@ const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_
  * directories are made (0755 root, as `mkdir -p` by root would) and held the same way. The caller
  * writes through {@link HeldDirectory.at} and closes it.
  */
-export function holdParentUnderRoot(ctx: PathContext, path: string, options: { make: boolean }): HeldParent {
+export function holdParentUnderRoot(ctx: PathContext, path: string, options: HoldOptions): HeldParent {
   const walked = checkedUnderRoot(ctx, path);
   try {
     return holdWalked(ctx, path, walked, options);
@@ -449,9 +459,11 @@ export function holdParentUnderRoot(ctx: PathContext, path: string, options: { m
   }
 }
 
-function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { make: boolean }): HeldParent {
+function holdWalked(ctx: PathContext, path: string, walked: Walked, options: HoldOptions): HeldParent {
   if (walked.real === walked.realRoot) throw new ApplyFailed(`${path} is the root itself, which has no parent to write in; declare a path under it`);
-  ctx.raceWindow?.(walked.real);
+  if (options.look === true) ctx.lookWindow?.(walked.real);
+  else ctx.raceWindow?.(walked.real);
+  const looking = options.look === true;
   const fdDirectory = ctx.fdDirectory ?? '/proc/self/fd';
   const leaf = basename(walked.real);
   const made: string[] = [];
@@ -463,7 +475,7 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
     const reused = kept.take(parentReal, walked.deepest, fdDirectory);
     if (reused !== undefined) return { directory: heldAt(reused.fd, parentReal, fdDirectory, reused, reused.release), leaf, real: walked.real, made };
   }
-  let fd = openDirectory(walked.realRoot, path, walked.realRoot);
+  let fd = openDirectory(walked.realRoot, path, walked.realRoot, looking);
   let real = walked.realRoot;
   try {
     checkDescriptorPaths(fdDirectory, fd);
@@ -473,7 +485,7 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
     for (const component of components) {
       const next = join(real, component);
       const through = `${fdDirectory}/${fd}/${component}`;
-      let opened = tryOpenDirectory(through, path, next);
+      let opened = tryOpenDirectory(through, path, next, looking);
       if (opened === undefined) {
         if (!options.make) {
           closeSync(fd);
@@ -486,7 +498,7 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
       closeSync(fd);
       fd = opened;
       real = next;
-      if (real === walked.deepest.real) sameAsChecked(fd, walked.deepest, path, real);
+      if (real === walked.deepest.real) sameAsChecked(fd, walked.deepest, path, real, looking);
     }
   } catch (error) {
     closeSync(fd);
@@ -542,25 +554,25 @@ function checkDescriptorPaths(fdDirectory: string, fd: number): void {
   descriptorPathsSeen.add(fdDirectory);
 }
 
-function sameAsChecked(fd: number, checked: Identity, path: string, real: string): void {
+function sameAsChecked(fd: number, checked: Identity, path: string, real: string, looking = false): void {
   const held = fstatSync(fd);
-  if (held.dev !== checked.dev || held.ino !== checked.ino) throw new PathChangedUnderfoot(path, real, 'was replaced by another directory');
+  if (held.dev !== checked.dev || held.ino !== checked.ino) throw new PathChangedUnderfoot(path, real, 'was replaced by another directory', looking);
 }
 
-function openDirectory(through: string, path: string, real: string): number {
-  const fd = tryOpenDirectory(through, path, real);
-  if (fd === undefined) throw new PathChangedUnderfoot(path, real, 'disappeared');
+function openDirectory(through: string, path: string, real: string, looking = false): number {
+  const fd = tryOpenDirectory(through, path, real, looking);
+  if (fd === undefined) throw new PathChangedUnderfoot(path, real, 'disappeared', looking);
   return fd;
 }
 
-function tryOpenDirectory(through: string, path: string, real: string): number | undefined {
+function tryOpenDirectory(through: string, path: string, real: string, looking = false): number | undefined {
   try {
     return openSync(through, OPEN_DIRECTORY);
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new PathChangedUnderfoot(path, real, 'became a symbolic link');
-    if (code === 'ENOTDIR') throw new PathChangedUnderfoot(path, real, 'is no longer a directory');
+    if (code === 'ELOOP') throw new PathChangedUnderfoot(path, real, 'became a symbolic link', looking);
+    if (code === 'ENOTDIR') throw new PathChangedUnderfoot(path, real, 'is no longer a directory', looking);
     throw new ApplyFailed(`cannot open ${real} on the way to ${path}: ${errorText(error)}`, { cause: error });
   }
 }
