@@ -174,7 +174,10 @@ export const fileApplier: Applier<FileResource> = {
         if (errnoCode(error) === 'ENOENT') return 'removed';
         throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
       }
-      syncHeld(directory);
+      // With a barrier, the directory is synced once before the store records the batch's
+      // removals (converge flushes it), not once per file removed.
+      if (ctx.barrier === undefined) syncHeld(directory);
+      else ctx.barrier.changed(directory.real);
       return 'removed';
     } finally {
       directory.close();

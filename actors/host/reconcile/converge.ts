@@ -145,6 +145,8 @@ async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps
     if (keptAt === undefined || applier?.handBack === undefined) continue;
     const undone = await handBackOrRemove(applier, key, deps.ctx, { line, keptAt, resuming: true });
     if (undone.held) continue;
+    // A removal through the barrier is durable before the store says it is done.
+    await deps.ctx.barrier?.flush();
     await deps.state.update((s) => ({
       ...s,
       applying: s.applying.filter((k) => k !== key),
