@@ -24,8 +24,9 @@ import { fileContentBytes, unresolvedSecret } from './sealed-content';
 // disk, where a thread-pool round trip per call cost more than the calls themselves. Every
 // write, rename, chmod, chown and removal under the root goes through the parent directory the
 // host checked and holds open (holdParentUnderRoot), never through the path again, so a
-// directory swapped for a link after the check is not followed. Looking (observe) still goes by
-// path: a swap there changes only what is reported, and the write that follows is checked.
+// directory swapped for a link after the check is not followed. Looking (observe) goes through
+// it too, so a swap cannot have the host report on a file outside the root. A pass holds each
+// directory once (held-directories.ts), not once per file.
 
 // Files larger than this are compared by streaming rather than read whole.
 const CHUNK = 1024 * 1024;
