@@ -1,4 +1,4 @@
-import { closeSync, readlinkSync } from 'node:fs';
+import { closeSync, lstatSync, readlinkSync } from 'node:fs';
 import type { Identity } from './root-path';
 
 /**
@@ -25,15 +25,20 @@ export class HeldDirectories {
 
   /**
    * The descriptor held for `real` when it is still the directory `checked` (the walk's device
-   * and inode) and still at `real`: the kernel's name for it (/proc/self/fd/N) is read, and a
-   * directory moved, renamed or reached through a swapped component since is not reused. The
-   * caller then opens the chain from the root again, which refuses the swap as it always did.
-   * A mismatch closes the stale descriptor (when no one uses it).
+   * and inode) and still at `real`. On a way that passes through someone else's directory, the
+   * kernel's name for the descriptor (/proc/self/fd/N) is read: a directory moved, renamed or
+   * reached through a swapped component since is not reused, and the caller opens the chain
+   * from the root again, which refuses the swap as it always did. On a way of root's (or the
+   * host's own) directories alone, which the pass already trusts not to be swapped under it
+   * (the walk is remembered for the pass, see walkUnderRoot), a look at `real` is enough to
+   * see that an action of the pass removed or replaced it: about a fifth of the cost of reading
+   * a name under /proc. A mismatch closes the stale descriptor (when no one uses it).
    */
-  take(real: string, checked: Identity, fdDirectory: string): { fd: number; dev: number; ino: number; release: () => void } | undefined {
+  take(real: string, checked: Identity, fdDirectory: string, trustedWay: boolean): { fd: number; dev: number; ino: number; release: () => void } | undefined {
     const entry = this.#entries.get(real);
     if (entry === undefined) return undefined;
-    if (entry.dev === checked.dev && entry.ino === checked.ino && namedAt(fdDirectory, entry.fd, real)) {
+    const still = trustedWay ? sameAt(real, entry) : namedAt(fdDirectory, entry.fd, real);
+    if (entry.dev === checked.dev && entry.ino === checked.ino && still) {
       entry.users += 1;
       return { fd: entry.fd, dev: entry.dev, ino: entry.ino, release: () => this.#release(real, entry) };
     }
@@ -105,6 +110,12 @@ function closeOnce(entry: HeldEntry): void {
   if (entry.closed) return;
   entry.closed = true;
   closeSync(entry.fd);
+}
+
+// The directory at `real` now is the one held: not removed, replaced or moved away.
+function sameAt(real: string, entry: HeldEntry): boolean {
+  const stats = lstatSync(real, { throwIfNoEntry: false });
+  return stats !== undefined && stats.isDirectory() && stats.dev === entry.dev && stats.ino === entry.ino;
 }
 
 // The kernel names an open directory by where it is now (d_path): moved, its name or a

@@ -225,6 +225,21 @@ describe('the look→write window when the pass already holds the directory', ()
     expect(await readdir(join(root, 'home/u/d.moved'))).toEqual(['first.conf']);
   });
 
+  test('a directory of root\'s replaced during the pass (as an action may) is written in where it is now', async () => {
+    // root's own directories are trusted for the pass, and checked by a look rather than by the
+    // kernel's name for the descriptor: the file must land in the new directory, not the old.
+    await mkdir(join(root, 'srv/x'), { recursive: true });
+    await fileApplier.apply(file({ path: '/srv/x/a.conf' }), ctx);
+    await fileApplier.apply(file({ path: '/srv/x/b.conf' }), ctx);
+    renameSync(join(root, 'srv/x'), join(root, 'srv/x.old'));
+    mkdirSync(join(root, 'srv/x'));
+    await fileApplier.apply(file({ path: '/srv/x/c.conf' }), ctx);
+    expect(await readdir(join(root, 'srv/x'))).toEqual(['c.conf']);
+    expect((await readdir(join(root, 'srv/x.old'))).sort()).toEqual(['a.conf', 'b.conf']);
+    expect(await fileApplier.observe(file({ path: '/srv/x/c.conf' }), ctx)).toEqual({ present: true, differences: [] });
+    expect((await fileApplier.observe(file({ path: '/srv/x/a.conf' }), ctx)).present).toBe(false);
+  });
+
   test('many files in one directory are written through one descriptor, closed with the pass', async () => {
     const before = readdirSync('/proc/self/fd').length;
     for (let index = 0; index < 20; index += 1) await fileApplier.apply(file({ path: `/home/u/d/f${index}.conf` }), ctx);

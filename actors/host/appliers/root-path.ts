@@ -472,7 +472,7 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: Hol
   const kept = ctx.pass?.held;
   const parentReal = dirname(walked.real);
   if (kept !== undefined && walked.deepest.real === parentReal) {
-    const reused = kept.take(parentReal, walked.deepest, fdDirectory);
+    const reused = kept.take(parentReal, walked.deepest, fdDirectory, walked.remembered === true);
     if (reused !== undefined) return { directory: heldAt(reused.fd, parentReal, fdDirectory, reused, reused.release), leaf, real: walked.real, made };
   }
   let fd = openDirectory(walked.realRoot, path, walked.realRoot, looking);
