@@ -471,6 +471,9 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: Hol
   // where it was. Anything else (moved, swapped, a link in its place) opens the chain again.
   const kept = ctx.pass?.held;
   const parentReal = dirname(walked.real);
+  // The walk found no parent, and none is to be made: nothing is there to hold, as when the
+  // chain below meets the missing directory, without opening the way to it first.
+  if (!options.make && walked.deepest.real !== parentReal) return { directory: undefined, leaf, real: walked.real, made };
   if (kept !== undefined && walked.deepest.real === parentReal) {
     const reused = kept.take(parentReal, walked.deepest, fdDirectory, walked.remembered === true);
     if (reused !== undefined) return { directory: heldAt(reused.fd, parentReal, fdDirectory, reused, reused.release), leaf, real: walked.real, made };
