@@ -8,7 +8,9 @@ import { HOST_FILES } from '../host/bench-files';
 import { syncDisks } from '../remove-settled';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { median } from '../stats';
+import { ensureBundle } from '../host/host-bundle';
 import { ansiblePlaybook, cfenginePolicy, puppetManifest } from './peer-policies';
+import { interleaveWithCfengine } from './versus-cfengine';
 
 /** One tool the host is compared with. */
 interface Peer {
@@ -74,7 +76,7 @@ const PEERS: readonly Peer[] = [
 export const peersSection: BenchSection = {
   name: 'peers',
   async run(ctx) {
-    const heads = PEERS.flatMap((peer) => [headOf(peer, 'apply'), headOf(peer, 'noop')]);
+    const heads = [...PEERS.flatMap((peer) => [headOf(peer, 'apply'), headOf(peer, 'noop')]), ...versusHeads()];
     if (ctx.mode === 'quick') return heads.map((head) => notMeasured(head, 'full run only: the peers are installed (bench/peers/ensure-peers.sh) and run in the full run'));
     ctx.say('peers: bench/peers/ensure-peers.sh (apt-get, only what is missing)');
     const ensured = await runCli(['sh', path.join(__dirname, 'ensure-peers.sh')], { cwd: ctx.workDir, timeoutMs: 900_000 });
@@ -111,9 +113,44 @@ export const peersSection: BenchSection = {
         figures.push(failed(apply, error), failed(noop, error));
       }
     }
+    figures.push(...(unavailable.has('cfengine3') ? versusHeads().map((head) => notMeasured(head, `not available in this Debian: cfengine3: ${unavailable.get('cfengine3')}`)) : await versusCfengine(ctx)));
     return figures;
   },
 };
+
+/** How many times the host and cf-agent alternate in the full run. */
+const VERSUS_RUNS = 10;
+
+function versusHeads(): [FigureHead, FigureHead] {
+  return [
+    { id: 'peers.versus-cfengine.host', group: 'peers', label: `the host and cf-agent alternated: the host's apply of ${HOST_FILES} files`, unit: 'ms' },
+    { id: 'peers.versus-cfengine.cfengine', group: 'peers', label: `the host and cf-agent alternated: cf-agent's apply of ${HOST_FILES} files`, unit: 'ms' },
+  ];
+}
+
+/**
+ * The host's apply and cf-agent's, alternated run by run on fresh roots (versus-cfengine.ts):
+ * on a shared machine only figures of the same run compare, so the host's goal is cf-agent's
+ * median in this same run.
+ */
+async function versusCfengine(ctx: BenchContext): Promise<Figure[]> {
+  const [hostHead, cfHead] = versusHeads();
+  try {
+    const bundle = await ensureBundle(ctx.repoDir, ctx.say);
+    const workDir = path.join(ctx.workDir, 'versus-cfengine');
+    await fs.mkdir(workDir);
+    ctx.say(`peers: the host and cf-agent alternated, ${VERSUS_RUNS} runs each`);
+    const { host, cf } = await interleaveWithCfengine(VERSUS_RUNS, bundle, workDir, ctx.say);
+    const ratio = median(host) / median(cf);
+    const goal = { text: `≤ cf-agent's median in the same run (${Math.round(median(cf))} ms)`, max: median(cf), on: 'median' as const };
+    return [
+      measured(hostHead, host, { goal, note: `bundled host, whole process, alternated with cf-agent on fresh roots; host / cf-agent ${ratio.toFixed(2)}×; the host syncs every file before its rename, cf-agent syncs nothing (bench/README.md)` }),
+      measured(cfHead, cf, { note: `cf-agent --no-lock, alternated with the host; host / cf-agent ${ratio.toFixed(2)}×` }),
+    ];
+  } catch (error) {
+    return [failed(hostHead, error), failed(cfHead, error)];
+  }
+}
 
 function headOf(peer: Peer, what: 'apply' | 'noop'): FigureHead {
   return {

@@ -37,6 +37,11 @@ export interface ApplyContext {
    */
   raceWindow?: (real: string) => void;
   /**
+   * Tests only: called between the check of a path and the look through it (observe), where the
+   * same attacker would swap a directory to have the host report on a file outside the root.
+   */
+  lookWindow?: (real: string) => void;
+  /**
    * Opens a box sealed to this node's key (a file's sealed content), in memory; absent on a host
    * that is not enrolled. See sealed-content.ts.
    */

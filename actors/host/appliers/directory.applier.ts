@@ -5,7 +5,7 @@ import { describeAccount, resolveGroup, resolveUser, UnknownAccount } from './ac
 import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Removal } from './applier';
 import { ApplyFailed } from './applier';
 import type { HeldDirectory } from './root-path';
-import { errnoCode, errorText, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import { errnoCode, errorText, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { replaceFilesSync } from '../store/replace-files-sync';
 import { readKeptRecord } from '../adoption/kept-record';
@@ -32,8 +32,8 @@ export const directoryApplier: Applier<DirectoryResource> = {
 
   async observe(resource: DirectoryResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx, resource.path);
-      const stats = lstatOrAbsentSync(real);
+      // Through the held parent, as it is written (see file.applier.ts observe).
+      const stats = lookThroughParent(ctx, resource.path, true);
       if (stats === undefined) return { present: false, differences: [`no directory at ${resource.path}`] };
       if (!stats.isDirectory()) {
         return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a directory is declared`] };
@@ -163,8 +163,8 @@ export const directoryApplier: Applier<DirectoryResource> = {
 };
 
 /** What is at a declared path, looked at through its held parent; undefined when nothing is. */
-function lookThroughParent(ctx: ApplyContext, path: string): ReturnType<typeof lstatOrAbsentSync> {
-  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false });
+function lookThroughParent(ctx: ApplyContext, path: string, look = false): ReturnType<typeof lstatOrAbsentSync> {
+  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false, look });
   if (directory === undefined) return undefined;
   try {
     return lstatOrAbsentSync(directory.at(leaf));

@@ -24,8 +24,9 @@ import { fileContentBytes, unresolvedSecret } from './sealed-content';
 // disk, where a thread-pool round trip per call cost more than the calls themselves. Every
 // write, rename, chmod, chown and removal under the root goes through the parent directory the
 // host checked and holds open (holdParentUnderRoot), never through the path again, so a
-// directory swapped for a link after the check is not followed. Looking (observe) still goes by
-// path: a swap there changes only what is reported, and the write that follows is checked.
+// directory swapped for a link after the check is not followed. Looking (observe) goes through
+// it too, so a swap cannot have the host report on a file outside the root. A pass holds each
+// directory once (held-directories.ts), not once per file.
 
 // Files larger than this are compared by streaming rather than read whole.
 const CHUNK = 1024 * 1024;
@@ -59,14 +60,14 @@ export const fileApplier: Applier<FileResource> = {
 
   async observe(resource: FileResource, ctx: ApplyContext): Promise<Observation> {
     try {
-      const real = resolveUnderRootSync(ctx, resource.path);
-      const stats = lstatOrAbsentSync(real);
-      if (stats === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
-      if (!stats.isFile()) return { present: true, differences: [`${kindOf(stats)} is at ${resource.path}, where a file is declared`] };
-      const want = await fileContentBytes(resource, ctx);
+      // Looked at through the held parent, as it is written: a directory swapped for a link
+      // after the check cannot make the host report on (or take for its own) a file outside.
+      const opened = openThroughParent(ctx, resource.path);
+      if (opened === undefined) return { present: false, differences: [`no file at ${resource.path}`] };
+      if ('kind' in opened) return { present: true, differences: [`${opened.kind} is at ${resource.path}, where a file is declared`] };
       const differences: string[] = [];
-      const opened = openRegular(real, resource.path);
       try {
+        const want = await fileContentBytes(resource, ctx);
         const current = opened.stats;
         if (!sameContent(opened.fd, current, want)) differences.push(`content differs (${current.size} bytes, declared ${want.length})`);
         const mode = current.mode & 0o7777;
@@ -174,7 +175,10 @@ export const fileApplier: Applier<FileResource> = {
         if (errnoCode(error) === 'ENOENT') return 'removed';
         throw new ApplyFailed(`could not remove ${path}: ${errorText(error)}`, { cause: error });
       }
-      syncHeld(directory);
+      // With a barrier, the directory is synced once before the store records the batch's
+      // removals (converge flushes it), not once per file removed.
+      if (ctx.barrier === undefined) syncHeld(directory);
+      else ctx.barrier.changed(directory.real);
       return 'removed';
     } finally {
       directory.close();
@@ -345,7 +349,7 @@ async function stageIn(directory: HeldDirectory, leaf: string, real: string, res
     rmSync(directory.at(temporaryName), { force: true });
     throw error;
   }
-  const { dev, ino } = fstatSync(directory.fd);
+  const { dev, ino } = directory.identity();
   return { fd, real, entry: { path: resource.path, temporary: join(directory.real, temporaryName), temporaryName, dev, ino, bytes, mode, uid, gid } };
 }
 
@@ -362,7 +366,7 @@ function discardTemporary(entry: PreparedFile, ctx: ApplyContext): void {
   const { directory } = held;
   if (directory === undefined) return;
   try {
-    const { dev, ino } = fstatSync(directory.fd);
+    const { dev, ino } = directory.identity();
     if (dev === entry.dev && ino === entry.ino) rmSync(directory.at(entry.temporaryName), { force: true });
   } finally {
     directory.close();
@@ -379,7 +383,7 @@ function putPreparedInPlace(real: string, directory: HeldDirectory, leaf: string
   if (kept === undefined || entry === undefined) return false;
   kept.delete(real);
   const same = entry.bytes.equals(want) && entry.mode === attributes.mode && entry.uid === attributes.uid && entry.gid === attributes.gid;
-  const held = fstatSync(directory.fd);
+  const held = directory.identity();
   if (!same || ctx.signal?.aborted || held.dev !== entry.dev || held.ino !== entry.ino) {
     discardTemporary(entry, ctx);
     return false;
@@ -506,6 +510,25 @@ function syncDirectory(directory: string): void {
     if (errnoCode(error) !== 'EINVAL') throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Opens the file at a declared path for reading through its held parent (looking only): undefined
+ * when nothing is there (or its directory is missing), the kind of what is there when it is not
+ * a regular file.
+ */
+function openThroughParent(ctx: ApplyContext, path: string): { fd: number; stats: Stats } | { kind: string } | undefined {
+  const { directory, leaf } = holdParentUnderRoot(ctx, path, { make: false, look: true });
+  if (directory === undefined) return undefined;
+  try {
+    const here = directory.at(leaf);
+    const stats = lstatOrAbsentSync(here);
+    if (stats === undefined) return undefined;
+    if (!stats.isFile()) return { kind: kindOf(stats) };
+    return openRegular(here, path);
+  } finally {
+    directory.close();
   }
 }
 

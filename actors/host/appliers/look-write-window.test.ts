@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync, realpathSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, realpathSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { chown, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { StateHandle } from '../store/state-handle';
 import type { ApplyContext } from './applier';
 import { directoryApplier } from './directory.applier';
 import { fileApplier } from './file.applier';
+import { PassMemo } from './pass-memo';
 import { isInside, NoDescriptorPaths, PathChangedUnderfoot } from './root-path';
 
 // The look→write window, tried as an attacker would. A user owns /home/u inside the root, and
@@ -172,6 +173,119 @@ describe('the look→write window in a pass', () => {
     expect(state.current().owned.resources).toEqual([]);
     expect(state.current().applying).toEqual([]);
     expect(await outsideHolds()).toEqual([]);
+  });
+});
+
+describe('the look→write window when the pass already holds the directory', () => {
+  // A pass holds each directory it writes in once (HeldDirectories): the second file in d is
+  // written through the descriptor opened for the first. The swap then comes after the
+  // directory was opened and checked, and must be refused all the same.
+  let pass: PassMemo;
+  beforeEach(async () => {
+    swapped = 0;
+    pass = new PassMemo();
+    ctx.pass = pass;
+    await fileApplier.apply(file({ path: '/home/u/d/first.conf' }), ctx);
+    expect(pass.held.open).toBe(1);
+  });
+  afterEach(() => pass.close());
+
+  test('a file is not written outside through a directory held from an earlier file', async () => {
+    ctx.raceWindow = swapForLinkOut;
+    await expect(fileApplier.apply(file(), ctx)).rejects.toBeInstanceOf(PathChangedUnderfoot);
+    expect(swapped).toBe(1);
+    expect(await outsideHolds()).toEqual([]);
+    // Nor into the directory that was held, now moved aside: the write is refused, not redirected.
+    expect(await readdir(join(root, 'home/u/d.moved'))).toEqual(['first.conf']);
+  });
+
+  test('a directory above, moved out of the root with a link left in its place, is refused', async () => {
+    // The held directory d itself is then outside the root, under its old inode: the kernel's
+    // name for the descriptor says so, and the chain opened again meets the link.
+    const u = join(root, 'home/u');
+    ctx.raceWindow = (real) => {
+      if (!real.startsWith(`${u}/d/`)) return;
+      renameSync(u, join(outside, 'u'));
+      symlinkSync(join(outside, 'u'), u);
+      swapped += 1;
+    };
+    await expect(fileApplier.apply(file(), ctx)).rejects.toBeInstanceOf(PathChangedUnderfoot);
+    expect(swapped).toBe(1);
+    expect((await readdir(join(outside, 'u/d'))).sort()).toEqual(['first.conf']);
+  });
+
+  test('a directory swapped for another directory is refused too', async () => {
+    ctx.raceWindow = (real) => {
+      if (!real.startsWith(join(root, 'home/u/d/'))) return;
+      renameSync(join(root, 'home/u/d'), join(root, 'home/u/d.moved'));
+      mkdirSync(join(root, 'home/u/d'));
+    };
+    await expect(fileApplier.apply(file(), ctx)).rejects.toThrow('was replaced by another directory');
+    expect(await readdir(join(root, 'home/u/d'))).toEqual([]);
+    expect(await readdir(join(root, 'home/u/d.moved'))).toEqual(['first.conf']);
+  });
+
+  test('a directory of root\'s replaced during the pass (as an action may) is written in where it is now', async () => {
+    // root's own directories are trusted for the pass, and checked by a look rather than by the
+    // kernel's name for the descriptor: the file must land in the new directory, not the old.
+    await mkdir(join(root, 'srv/x'), { recursive: true });
+    await fileApplier.apply(file({ path: '/srv/x/a.conf' }), ctx);
+    await fileApplier.apply(file({ path: '/srv/x/b.conf' }), ctx);
+    renameSync(join(root, 'srv/x'), join(root, 'srv/x.old'));
+    mkdirSync(join(root, 'srv/x'));
+    await fileApplier.apply(file({ path: '/srv/x/c.conf' }), ctx);
+    expect(await readdir(join(root, 'srv/x'))).toEqual(['c.conf']);
+    expect((await readdir(join(root, 'srv/x.old'))).sort()).toEqual(['a.conf', 'b.conf']);
+    expect(await fileApplier.observe(file({ path: '/srv/x/c.conf' }), ctx)).toEqual({ present: true, differences: [] });
+    expect((await fileApplier.observe(file({ path: '/srv/x/a.conf' }), ctx)).present).toBe(false);
+  });
+
+  test('many files in one directory are written through one descriptor, closed with the pass', async () => {
+    const before = readdirSync('/proc/self/fd').length;
+    for (let index = 0; index < 20; index += 1) await fileApplier.apply(file({ path: `/home/u/d/f${index}.conf` }), ctx);
+    expect(pass.held.open).toBe(1);
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
+    pass.close();
+    expect(pass.held.open).toBe(0);
+    expect(readdirSync('/proc/self/fd').length).toBe(before - 1);
+  });
+});
+
+describe('the look: a directory swapped for a link out of the root between the check and the look', () => {
+  // observe reads through the held parent too: the file outside the root, declared content and
+  // all, is never reported on (nor so taken for the host's own or adopted).
+  beforeEach(async () => {
+    swapped = 0;
+    ctx.lookWindow = swapForLinkOut;
+    await writeFile(join(outside, 'app.conf'), 'listen 80\n', { mode: 0o644 });
+  });
+
+  test('a file outside is not looked at: the look says the directory changed', async () => {
+    const seen = await fileApplier.observe(file(), ctx);
+    expect(swapped).toBe(1);
+    expect(seen).toEqual({ present: false, differences: [expect.stringContaining('between the host\'s check and its look')], unreadable: expect.stringContaining('was not read') });
+  });
+
+  test('nor through a directory the pass holds from an earlier file', async () => {
+    const pass = new PassMemo();
+    ctx.pass = pass;
+    try {
+      ctx.lookWindow = undefined;
+      await fileApplier.apply(file({ path: '/home/u/d/first.conf' }), ctx);
+      ctx.lookWindow = swapForLinkOut;
+      const seen = await fileApplier.observe(file(), ctx);
+      expect(swapped).toBe(1);
+      expect(seen.unreadable).toContain('between the host\'s check and its look');
+    } finally {
+      pass.close();
+    }
+  });
+
+  test('a directory outside is not looked at either', async () => {
+    await mkdir(join(outside, 'sub'), { mode: 0o750 });
+    const seen = await directoryApplier.observe(directory('/home/u/d/sub'), ctx);
+    expect(swapped).toBe(1);
+    expect(seen.unreadable).toContain('between the host\'s check and its look');
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Account } from './accounts';
+import { HeldDirectories } from './held-directories';
 import type { Identity } from './root-path';
 
 /**
@@ -9,8 +10,9 @@ import type { Identity } from './root-path';
  *
  * Only what exists is kept: a directory that is missing, or a name the account files do not
  * list, is looked up again, since an earlier resource of the same pass (a directory, an action
- * adding a user) may make it. Converge makes one per pass and drops it at the end; appliers
- * called without one look everything up each time.
+ * adding a user) may make it. It also holds open the directories files are written through
+ * (HeldDirectories), so each is opened from the root once a pass. Converge makes one per pass
+ * and closes it at the end; appliers called without one look everything up each time.
  */
 export class PassMemo {
   /** Real directories, by the declared directory path they were resolved from. */
@@ -26,4 +28,12 @@ export class PassMemo {
   readonly filesWritten = new Set<string>();
   /** The services this pass restarted or started, so none is restarted twice for one change. */
   readonly servicesRestarted = new Set<string>();
+
+  /** Directories held open for the pass, by real path. */
+  readonly held = new HeldDirectories();
+
+  /** Closes what the pass holds open; the memo is not used after. */
+  close(): void {
+    this.held.close();
+  }
 }

@@ -89,7 +89,7 @@ export class UnsafeLink extends ApplyFailed {
 }
 
 /** Where a declared path is resolved: the machine's root, the host's state directory, the pass's memo. */
-export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass' | 'fdDirectory' | 'raceWindow'>>;
+export type PathContext = Pick<ApplyContext, 'root' | 'stateDir'> & Partial<Pick<ApplyContext, 'pass' | 'fdDirectory' | 'raceWindow' | 'lookWindow'>>;
 
 /**
  * Resolves a declared absolute path to the real path under the root that the host may act on.
@@ -379,10 +379,14 @@ export function errorText(error: unknown): string {
  * link or another directory was put in its place). Nothing was written.
  */
 export class PathChangedUnderfoot extends ApplyFailed {
-  /** The declared path being written. */
+  /** The declared path being written (or looked at). */
   readonly path: string;
-  constructor(path: string, directory: string, how: string) {
-    super(`${path} was not written: ${directory} ${how} between the host's check and its write; nothing was written there. Find out who changes it, then apply again`);
+  constructor(path: string, directory: string, how: string, looking = false) {
+    super(
+      looking
+        ? `${path} was not read: ${directory} ${how} between the host's check and its look; what is there was not looked at. Find out who changes it, then apply again`
+        : `${path} was not written: ${directory} ${how} between the host's check and its write; nothing was written there. Find out who changes it, then apply again`,
+    );
     this.path = path;
   }
 }
@@ -406,6 +410,9 @@ export interface HeldDirectory {
   readonly real: string;
   /** A path to `name` in the held directory, resolved from the descriptor, never from `real`. */
   at(name: string): string;
+  /** The device and inode of the directory held (fixed for as long as the descriptor is open). */
+  identity(): { dev: number; ino: number };
+  /** Lets go of it: closed, or handed back to the pass that keeps it (HeldDirectories). */
   close(): void;
 }
 
@@ -425,6 +432,12 @@ export interface HeldParent {
 const MADE_DIRECTORY_MODE = 0o755;
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
+/** How a parent is held: `make` the directories missing on the way; `look` only (observe), never to write. */
+export interface HoldOptions {
+  make: boolean;
+  look?: boolean;
+}
+
 /**
  * Checks a declared path as {@link resolveUnderRoot} does, then opens the directories on the way
  * to its parent one by one from the root, each through the last and never following a link, and
@@ -432,7 +445,7 @@ const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_
  * directories are made (0755 root, as `mkdir -p` by root would) and held the same way. The caller
  * writes through {@link HeldDirectory.at} and closes it.
  */
-export function holdParentUnderRoot(ctx: PathContext, path: string, options: { make: boolean }): HeldParent {
+export function holdParentUnderRoot(ctx: PathContext, path: string, options: HoldOptions): HeldParent {
   const walked = checkedUnderRoot(ctx, path);
   try {
     return holdWalked(ctx, path, walked, options);
@@ -446,13 +459,26 @@ export function holdParentUnderRoot(ctx: PathContext, path: string, options: { m
   }
 }
 
-function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { make: boolean }): HeldParent {
+function holdWalked(ctx: PathContext, path: string, walked: Walked, options: HoldOptions): HeldParent {
   if (walked.real === walked.realRoot) throw new ApplyFailed(`${path} is the root itself, which has no parent to write in; declare a path under it`);
-  ctx.raceWindow?.(walked.real);
+  if (options.look === true) ctx.lookWindow?.(walked.real);
+  else ctx.raceWindow?.(walked.real);
+  const looking = options.look === true;
   const fdDirectory = ctx.fdDirectory ?? '/proc/self/fd';
   const leaf = basename(walked.real);
   const made: string[] = [];
-  let fd = openDirectory(walked.realRoot, path, walked.realRoot);
+  // The parent held already this pass: the very directory the walk just checked, still named
+  // where it was. Anything else (moved, swapped, a link in its place) opens the chain again.
+  const kept = ctx.pass?.held;
+  const parentReal = dirname(walked.real);
+  // The walk found no parent, and none is to be made: nothing is there to hold, as when the
+  // chain below meets the missing directory, without opening the way to it first.
+  if (!options.make && walked.deepest.real !== parentReal) return { directory: undefined, leaf, real: walked.real, made };
+  if (kept !== undefined && walked.deepest.real === parentReal) {
+    const reused = kept.take(parentReal, walked.deepest, fdDirectory, walked.remembered === true);
+    if (reused !== undefined) return { directory: heldAt(reused.fd, parentReal, fdDirectory, reused, reused.release), leaf, real: walked.real, made };
+  }
+  let fd = openDirectory(walked.realRoot, path, walked.realRoot, looking);
   let real = walked.realRoot;
   try {
     checkDescriptorPaths(fdDirectory, fd);
@@ -462,7 +488,7 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
     for (const component of components) {
       const next = join(real, component);
       const through = `${fdDirectory}/${fd}/${component}`;
-      let opened = tryOpenDirectory(through, path, next);
+      let opened = tryOpenDirectory(through, path, next, looking);
       if (opened === undefined) {
         if (!options.make) {
           closeSync(fd);
@@ -475,23 +501,41 @@ function holdWalked(ctx: PathContext, path: string, walked: Walked, options: { m
       closeSync(fd);
       fd = opened;
       real = next;
-      if (real === walked.deepest.real) sameAsChecked(fd, walked.deepest, path, real);
+      if (real === walked.deepest.real) sameAsChecked(fd, walked.deepest, path, real, looking);
     }
   } catch (error) {
     closeSync(fd);
     throw error;
   }
-  return { directory: heldAt(fd, real, fdDirectory), leaf, real: walked.real, made };
+  if (kept === undefined) return { directory: heldAt(fd, real, fdDirectory), leaf, real: walked.real, made };
+  const identity = fstatSync(fd);
+  const release = kept.keep(real, fd, identity);
+  return { directory: heldAt(fd, real, fdDirectory, identity, release), leaf, real: walked.real, made };
 }
 
-function heldAt(fd: number, real: string, fdDirectory: string): HeldDirectory {
+/**
+ * A held directory over `fd`. Closing it closes the descriptor, or, when the pass keeps it
+ * (`release` given), hands it back to the pass, which closes it when the pass ends.
+ */
+function heldAt(fd: number, real: string, fdDirectory: string, known?: { dev: number; ino: number }, release?: () => void): HeldDirectory {
   let open = true;
+  let identity = known === undefined ? undefined : { dev: known.dev, ino: known.ino };
   return {
     fd,
     real,
     at: (name) => `${fdDirectory}/${fd}/${name}`,
+    identity: () => {
+      if (identity === undefined) {
+        const stats = fstatSync(fd);
+        identity = { dev: stats.dev, ino: stats.ino };
+      }
+      return identity;
+    },
     close: () => {
-      if (open) closeSync(fd);
+      if (open) {
+        if (release === undefined) closeSync(fd);
+        else release();
+      }
       open = false;
     },
   };
@@ -513,25 +557,25 @@ function checkDescriptorPaths(fdDirectory: string, fd: number): void {
   descriptorPathsSeen.add(fdDirectory);
 }
 
-function sameAsChecked(fd: number, checked: Identity, path: string, real: string): void {
+function sameAsChecked(fd: number, checked: Identity, path: string, real: string, looking = false): void {
   const held = fstatSync(fd);
-  if (held.dev !== checked.dev || held.ino !== checked.ino) throw new PathChangedUnderfoot(path, real, 'was replaced by another directory');
+  if (held.dev !== checked.dev || held.ino !== checked.ino) throw new PathChangedUnderfoot(path, real, 'was replaced by another directory', looking);
 }
 
-function openDirectory(through: string, path: string, real: string): number {
-  const fd = tryOpenDirectory(through, path, real);
-  if (fd === undefined) throw new PathChangedUnderfoot(path, real, 'disappeared');
+function openDirectory(through: string, path: string, real: string, looking = false): number {
+  const fd = tryOpenDirectory(through, path, real, looking);
+  if (fd === undefined) throw new PathChangedUnderfoot(path, real, 'disappeared', looking);
   return fd;
 }
 
-function tryOpenDirectory(through: string, path: string, real: string): number | undefined {
+function tryOpenDirectory(through: string, path: string, real: string, looking = false): number | undefined {
   try {
     return openSync(through, OPEN_DIRECTORY);
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new PathChangedUnderfoot(path, real, 'became a symbolic link');
-    if (code === 'ENOTDIR') throw new PathChangedUnderfoot(path, real, 'is no longer a directory');
+    if (code === 'ELOOP') throw new PathChangedUnderfoot(path, real, 'became a symbolic link', looking);
+    if (code === 'ENOTDIR') throw new PathChangedUnderfoot(path, real, 'is no longer a directory', looking);
     throw new ApplyFailed(`cannot open ${real} on the way to ${path}: ${errorText(error)}`, { cause: error });
   }
 }

@@ -61,7 +61,17 @@ export interface ConvergeOptions {
 export async function converge(declared: readonly Resource[], options: ConvergeOptions, given: ConvergeDeps): Promise<ResourceResult[]> {
   // Directory syncs wait for the store write that records the batch (see DirectorySyncBarrier).
   // What the pass looks up once (directories, accounts) is kept for the pass (see PassMemo).
-  const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass: given.ctx.pass ?? new PassMemo() } };
+  const pass = given.ctx.pass ?? new PassMemo();
+  const deps: ConvergeDeps = { ...given, ctx: { ...given.ctx, barrier: given.ctx.barrier ?? new DirectorySyncBarrier(), pass } };
+  try {
+    return await convergeWith(declared, options, deps);
+  } finally {
+    // The directories the pass held open; a memo the caller gave is the caller's to close.
+    if (given.ctx.pass === undefined) pass.close();
+  }
+}
+
+async function convergeWith(declared: readonly Resource[], options: ConvergeOptions, deps: ConvergeDeps): Promise<ResourceResult[]> {
   const results: ResourceResult[] = [];
   results.push(...(await finishHandBacks(new Set(declared.map(resourceKey)), deps)));
   // What a batch applied is recorded with the next batch's first write (see convergeBatch).
@@ -133,6 +143,8 @@ async function finishHandBacks(declared: ReadonlySet<string>, deps: ConvergeDeps
     if (keptAt === undefined || applier?.handBack === undefined) continue;
     const undone = await handBackOrRemove(applier, key, deps.ctx, { line, keptAt, resuming: true });
     if (undone.held) continue;
+    // A removal through the barrier is durable before the store says it is done.
+    await deps.ctx.barrier?.flush();
     await deps.state.update((s) => ({
       ...s,
       applying: s.applying.filter((k) => k !== key),

@@ -4,6 +4,7 @@ import type { ApplyContext, Observation } from '../appliers/applier';
 import { applierFor, type ApplierSet } from './applier-set';
 import { desiredResources, storedDeclaration } from './desired-resources';
 import { messageOf } from '../../shared/message-of';
+import { PassMemo } from '../appliers/pass-memo';
 
 /**
  * What a pass would do to one resource: `apply` (it differs), `run` (an action would be run),
@@ -44,7 +45,18 @@ export interface PlanDeps {
  * machine's own tools, read only. What a pass would leave of the directories it made is not
  * planned.
  */
-export async function planPass(state: HostState, deps: PlanDeps): Promise<PassPlan> {
+export async function planPass(state: HostState, given: PlanDeps): Promise<PassPlan> {
+  // Directories and accounts looked up once for the plan, as for a pass (see PassMemo); the
+  // directories it holds open are closed when the plan is made.
+  const pass = given.ctx.pass ?? new PassMemo();
+  try {
+    return await planWith(state, { ...given, ctx: { ...given.ctx, pass } });
+  } finally {
+    if (given.ctx.pass === undefined) pass.close();
+  }
+}
+
+async function planWith(state: HostState, deps: PlanDeps): Promise<PassPlan> {
   const desired = desiredResources(state);
   const ownedKeys = new Set(state.owned.resources.map((entry) => entry.key));
   const marked = new Set(state.applying);
