@@ -142,4 +142,25 @@ describe('nox-mesh-host status while nox-mesh-host enrol runs', () => {
     expect(after.stderr).toMatch(/not running over this state directory \(it stopped at [^:]+:\d\d:[\d.]+Z: nox-mesh-host enrol enrolled this machine as node alone; start nox-mesh-host run/);
     expect(JSON.parse(await fs.readFile(path.join(stateDirOf(root), 'host-status.json'), 'utf8'))).toMatchObject({ pid: process.pid, lifecycle: 'enrolled', node: 'alone', stopped: { failed: false } });
   });
+
+  test('an enrol process stopped while it waits on the broker puts the status file back before it ends', async () => {
+    const root = await machine();
+    const held = await heldEnrolment();
+    const child = spawn(process.execPath, [bin, 'enrol', '--token', held.token.text, '--root', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    hosts.push(child);
+    let output = '';
+    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    await held.asked;
+    const { until } = hostWaits(() => output);
+    await until('the enrol process to say it is enrolling', async () => {
+      const shown = await statusOf(root);
+      return shown.json?.lifecycle === 'enrolling' && shown.json.pid === child.pid ? true : undefined;
+    });
+    child.kill('SIGTERM');
+    // Ended by the signal, as before: nothing is said in its place.
+    expect(await ended).toBe('SIGTERM');
+    await expect(fs.stat(path.join(stateDirOf(root), 'host-status.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+    held.answer({ ok: false, refusal: 'proof_invalid', message: 'too late', next: 'enrol again' });
+  });
 });

@@ -64,6 +64,19 @@ export async function enrolThroughLifecycle(token: string, options: EnrolLifecyc
   const status = await EnrolStatus.begin(options.stateDir, options.statusFailed);
   const actor = createActor(logic, { input: {}, snapshot: logic.resolveState({ value: 'hosted', context: HOSTED_CONTEXT }) });
   const seen = actor.subscribe((snapshot) => status.show(stateText(snapshot.value), snapshot.context.identity?.node ?? null));
+  // A person who stops the enrolment (Ctrl-C, or the service manager) would leave `enrolling`
+  // behind, which a hosted `run` never writes over: the file is put back first, then the signal
+  // ends the process as it would have.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    void status.refused().finally(() => {
+      stopListening();
+      process.kill(process.pid, signal);
+    });
+  };
+  const stopListening = (): void => {
+    for (const signal of STOP_SIGNALS) process.off(signal, interrupted);
+  };
+  for (const signal of STOP_SIGNALS) process.once(signal, interrupted);
   actor.start();
   try {
     actor.send({ type: 'operator.enrol', token });
@@ -75,11 +88,14 @@ export async function enrolThroughLifecycle(token: string, options: EnrolLifecyc
     await status.refused();
     throw failure?.error ?? new Error(`lifecycle: the enrolment ended in ${stateText(end.value)} without an outcome`);
   } finally {
+    stopListening();
     seen.unsubscribe();
     actor.stop();
     await status.flushed();
   }
 }
+
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 // The enrolment's work is done once the machine has left `enrolling`, either way.
 function ended(snapshot: SnapshotFrom<EnrolLifecycleLogic>): boolean {
