@@ -91,8 +91,10 @@ async function becomeNode(system: System): Promise<void> {
 }
 
 // The production lifecycle actor is where the model is: the host's own account of its state,
-// from the status file it rewrites on every change. The host cannot see an enrolment under way
-// in another process, so while the model is `enrolling` the host is still `hosted`.
+// from the status file it rewrites on every change. `enrolling` is the enrol process's own
+// lifecycle actor, which says so in the same file; the rig stops that process before it has
+// started (SIGSTOP at spawn), so here the file still holds the running host's `hosted`. The
+// enrol process's `enrolling`, held at the broker, is shown by actors/host/cli/enrol.status.test.ts.
 async function expectLifecycle(machine: LifecycleMachine, expected: string): Promise<void> {
   let seen: string | null = null;
   try {

@@ -2,6 +2,7 @@ import { Command, Option } from 'clipanion';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { decodeToken } from '../../shared/crypto/token';
 import { enrol } from '../enrolment/enrol';
+import { enrolThroughLifecycle } from '../enrolment/enrol-lifecycle.actor';
 import { parseTimeout } from '../enrolment/parse-timeout';
 import { HostCommand } from './host-command';
 
@@ -35,10 +36,18 @@ export class EnrolCommand extends HostCommand {
   timeout = Option.String('--timeout', '30s', { description: 'How long to wait for the broker, and then for the controller (default 30s)' });
 
   async run(): Promise<CommandResult> {
-    const token = decodeToken(this.token);
+    // A mistyped token says so before anything is touched, the status file included; the
+    // lifecycle's `operator.enrol` carries it as typed, and the enrolment reads it again.
+    decodeToken(this.token);
     const timeoutMs = parseTimeout(this.timeout);
-    // A store lost with both its files is rebuilt by enrolling (see HostStore.load).
-    const enrolled = await this.withHost((host) => enrol(host, token, { timeoutMs }), { rebuild: true });
+    const { stateDir } = await this.settings();
+    // The lifecycle machine's `enrolling`, with the enrolment as its work. A store lost with both
+    // its files is rebuilt by enrolling (see HostStore.load).
+    const enrolled = await enrolThroughLifecycle(this.token, {
+      stateDir,
+      enrol: (typed) => this.withHost((host) => enrol(host, decodeToken(typed), { timeoutMs }), { rebuild: true }),
+      statusFailed: (error) => this.context.stderr.write(`warning: could not write the status file: ${(error as Error)?.message ?? String(error)}\n`),
+    });
     const again = enrolled.replaced_node === null ? '' : ` (this machine was node ${enrolled.replaced_node}; that identity is replaced)`;
     return {
       text: `enrolled as ${enrolled.node}${again}; start the host (\`nox-mesh-host run\`, or the service) to receive its declarations`,

@@ -55,3 +55,19 @@ test('the running host\'s own status is read back as it wrote it', async () => {
   await writeHostStatus(stateDir, statusOf(process.pid));
   await expect(readRunningHost(stateDir)).resolves.toEqual(statusOf(process.pid));
 });
+
+test('an enrolment under way in its own process is shown, whether or not a host runs beside it', async () => {
+  const enrolling = { ...statusOf(process.pid), lifecycle: 'enrolling', node: null };
+  await writeHostStatus(stateDir, enrolling);
+  await expect(readRunningHost(stateDir)).resolves.toEqual(enrolling);
+  // `run` is running too (its pid in the pidfile): the enrolment is still what the machine does.
+  await fs.writeFile(path.join(stateDir, PID_FILE), `${process.ppid}\n`);
+  await expect(readRunningHost(stateDir)).resolves.toEqual(enrolling);
+});
+
+test('an enrolling status left by an enrol process that has ended is not shown as under way', async () => {
+  await writeHostStatus(stateDir, { ...statusOf(deadPid()), lifecycle: 'enrolling', node: null });
+  await expect(readRunningHost(stateDir)).rejects.toBeInstanceOf(HostNotRunning);
+  await fs.writeFile(path.join(stateDir, PID_FILE), `${process.pid}\n`);
+  await expect(readRunningHost(stateDir)).rejects.toBeInstanceOf(HostStatusUnknown);
+});

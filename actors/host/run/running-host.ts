@@ -30,11 +30,21 @@ export class HostStatusUnknown extends OperatorError {
  * The status of the host running over `stateDir`, as it last wrote it. The pidfile says whether
  * it runs: a status file left by a host that has stopped, or written by another process than
  * the one in the pidfile, is not the running host's, and is not shown as if it were.
+ *
+ * One other writer is believed: `nox-mesh-host enrol`, while it lives and its lifecycle is
+ * `enrolling` (actors/host/enrolment/enrol-status.ts). Whether or not `run` runs beside it, an
+ * enrolment under way is what this machine is doing; its pid says which process that is.
  */
 export async function readRunningHost(stateDir: string): Promise<HostStatus> {
   const pid = await readPidFile(path.join(stateDir, PID_FILE));
   const status = await readHostStatus(stateDir);
+  if (status !== undefined && enrolmentUnderWay(status)) return status;
   if (pid === undefined || !isProcessAlive(pid)) throw new HostNotRunning(stateDir, status);
   if (status === undefined || status.pid !== pid) throw new HostStatusUnknown(path.join(stateDir, STATUS_FILE), pid);
   return status;
+}
+
+// Written by a live enrol process: `run` writes `enrolling` never, and its status always has its own pid.
+function enrolmentUnderWay(status: HostStatus): boolean {
+  return status.lifecycle === 'enrolling' && status.stopped === undefined && isProcessAlive(status.pid);
 }
