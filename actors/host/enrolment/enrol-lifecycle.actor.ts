@@ -1,7 +1,8 @@
-import { createActor, fromPromise, waitFor, type SnapshotFrom, type StateValue } from 'xstate';
+import { createActor, fromPromise, waitFor, type SnapshotFrom } from 'xstate';
 import { lifecycleMachine, type EnrolInput, type LifecycleContext, type LifecycleIdentity } from '../../../machines/lifecycle.machine';
 import type { Enrolled } from './enrol';
 import { EnrolStatus } from './enrol-status';
+import { stateText } from '../../shared/supervisor/describe-tree';
 
 /** What the enrol process's lifecycle actor works with. */
 export interface EnrolLifecycleOptions {
@@ -102,8 +103,3 @@ function ended(snapshot: SnapshotFrom<EnrolLifecycleLogic>): boolean {
   return snapshot.matches('enrolled') || (snapshot.matches('hosted') && snapshot.context.enrolRefusal !== null);
 }
 
-/** A state value as the status file names it: `hosted`, `enrolling`, `enrolled.operating`. */
-function stateText(value: StateValue): string {
-  if (typeof value === 'string') return value;
-  return Object.entries(value).map(([name, inner]) => (inner === undefined ? name : `${name}.${stateText(inner)}`)).join(', ');
-}

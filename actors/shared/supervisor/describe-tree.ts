@@ -67,7 +67,7 @@ function spawnedSupervisors(machine: AnyMachineSnapshot): SupervisionTreeNode[] 
 }
 
 /** `a`, or `a.b` for a nested state, or `a.b, c.d` for parallel regions. */
-function stateText(value: StateValue): string {
+export function stateText(value: StateValue): string {
   if (typeof value === 'string') return value;
   return Object.entries(value)
     .map(([key, inner]) => (inner === undefined ? key : `${key}.${stateText(inner)}`))
