@@ -1,9 +1,11 @@
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
 import type { BrokerUser } from '../../actors/controller/broker/auth-file';
-import { openNodeConsumer } from '../../actors/controller/declarations/declaration-stream';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { addNodeConsumer } from '../../actors/controller/declarations/declaration-stream';
+import { answeredOrMade } from '../../actors/controller/serve/ensure-kv-bucket';
+import { DECLARATION_STREAM, declarationConsumer } from '../../actors/shared/bus/subjects';
 import { ensureDeclarationStream } from '../../actors/controller/serve/ensure-declaration-stream';
 import { generateSigningKeyPair } from '../../actors/shared/crypto';
 import { startTestCluster } from '../../tests/broker/test-cluster';
@@ -62,7 +64,11 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
     plan.say(`cluster push ${plan.nodes}: admitting ${plan.nodes} node users on every server in one reload each, making ${plan.nodes} consumers with 3 replicas`);
     await cluster.setUsers([{ role: 'controller', nkey: cluster.controllerNkey }, ...members.map((member): BrokerUser => ({ role: 'node', node: member.name, nkey: member.identity.nkey_public }))]);
     const consumersStarted = performance.now();
-    await inBatches(members, 16, (member) => openNodeConsumer(controller, member.name, { fresh: false }));
+    // Each consumer of 3 replicas is a group of its own the servers elect a leader for: made a
+    // few at a time with a long wait, and looked for when the answer is late (nats-server 2.9
+    // may make it and stay silent, as ensure-kv-bucket.ts says).
+    const manager = await jetstreamManager(controller, { timeout: 30_000 });
+    await inBatches(members, 4, (member) => makeConsumer(manager, member.name));
     plan.say(`cluster push ${plan.nodes}: consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s; connecting the simulated hosts to ${cluster.urls[0]}`);
     const fleetBroker = await probeFleetBroker(cluster.urls[0] as string, cluster.fingerprint);
     fleet = await SimulatorShards.start({ members, count: plan.shards, broker: fleetBroker, controller: { public_key: signing.public_key }, rootsDir, width: Math.max(4, Math.floor(32 / plan.shards)) });
@@ -114,5 +120,16 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
     fleet?.kill();
     await cluster.stop();
     await fs.rm(rootsDir, { recursive: true, force: true });
+  }
+}
+
+async function makeConsumer(manager: JetStreamManager, node: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await answeredOrMade(() => addNodeConsumer(manager, node, DeliverPolicy.All), () => manager.consumers.info(DECLARATION_STREAM, declarationConsumer(node)));
+      return;
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
   }
 }
