@@ -7,6 +7,11 @@ import { measured, notMeasured, type Figure } from '../figure';
 /** The outcome of one seed of the chaos scenario. */
 export interface SeedOutcome {
   seed: number;
+  /**
+   * False when the test could not run to a verdict (jest gave no report: modules missing, the
+   * process killed): such a seed is neither converged nor failed, and is named apart.
+   */
+  ran: boolean;
   converged: boolean;
   /** Seconds from the last fault until the checks began to pass, when it converged. */
   convergedAfterS: number | undefined;
@@ -38,8 +43,9 @@ export const chaosSeedsSection: BenchSection = {
       ctx.say(`cluster-chaos: seed ${seed} (${outcomes.length + 1} of ${seeds.length})`);
       const outcome = await runSeed(ctx, seed);
       outcomes.push(outcome);
-      const tally = `${outcomes.filter((each) => each.converged).length}/${outcomes.length} converged so far`;
-      ctx.say(`cluster-chaos: seed ${seed}: ${outcome.converged ? `converged ${outcome.convergedAfterS ?? '?'} s after the last fault` : `NOT converged: ${outcome.broke ?? 'unknown'}`} (${outcome.wallS} s); ${tally}`);
+      const tally = `${outcomes.filter((each) => each.converged).length}/${outcomes.filter((each) => each.ran).length} converged so far`;
+      const verdict = !outcome.ran ? `could not run: ${outcome.broke ?? 'unknown'}` : outcome.converged ? `converged ${outcome.convergedAfterS ?? '?'} s after the last fault` : `NOT converged: ${outcome.broke ?? 'unknown'}`;
+      ctx.say(`cluster-chaos: seed ${seed}: ${verdict} (${outcome.wallS} s); ${tally}`);
     }
     return chaosFigures(outcomes, head, timeHead);
   },
@@ -47,9 +53,16 @@ export const chaosSeedsSection: BenchSection = {
 
 /** The table's rows for a set of seeds: the count converged (with each failure named) and the time to converge. */
 export function chaosFigures(outcomes: readonly SeedOutcome[], head: Parameters<typeof measured>[0], timeHead: Parameters<typeof measured>[0]): Figure[] {
-  const converged = outcomes.filter((outcome) => outcome.converged);
-  const failures = outcomes.filter((outcome) => !outcome.converged).map((outcome) => `seed ${outcome.seed}: ${outcome.broke ?? 'unknown'}`);
-  const note = `${converged.length} of ${outcomes.length} seeds (${outcomes.map((outcome) => outcome.seed).join(', ')}) converged${failures.length === 0 ? '' : `; ${failures.join('; ')}`}; a seed takes ${Math.round(median(outcomes.map((outcome) => outcome.wallS)))} s (median)`;
+  const ran = outcomes.filter((outcome) => outcome.ran);
+  const converged = ran.filter((outcome) => outcome.converged);
+  const failures = ran.filter((outcome) => !outcome.converged).map((outcome) => `seed ${outcome.seed}: ${outcome.broke ?? 'unknown'}`);
+  const notRun = outcomes.filter((outcome) => !outcome.ran);
+  const note = [
+    `${converged.length} of ${ran.length} seeds run (${ran.map((outcome) => outcome.seed).join(', ') || 'none'}) converged`,
+    ...failures,
+    ...(notRun.length === 0 ? [] : [`could not run: seeds ${notRun.map((outcome) => outcome.seed).join(', ')} (${notRun[0]?.broke ?? 'unknown'})`]),
+    `a seed takes ${Math.round(median(ran.map((outcome) => outcome.wallS)))} s (median)`,
+  ].join('; ');
   const figures: Figure[] = [measured(head, [converged.length], { note })];
   const times = converged.flatMap((outcome) => (outcome.convergedAfterS === undefined ? [] : [outcome.convergedAfterS * 1000]));
   if (times.length > 0) figures.push(measured(timeHead, times, { note: 'from the end of the last fault until every host held the last revision and every check passed, converged seeds only' }));
@@ -65,7 +78,7 @@ function median(values: readonly number[]): number {
 async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
   const outputFile = path.join(ctx.workDir, `seed-${seed}.json`);
   const started = performance.now();
-  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+  const { code, stderr, jestSaid } = await new Promise<{ code: number | null; stderr: string; jestSaid: string }>((resolve) => {
     const child = spawn(process.execPath, [
       path.join(ctx.repoDir, 'node_modules', 'jest', 'bin', 'jest.js'),
       '--testMatch', '<rootDir>/e2e/cluster-chaos.e2e.ts', '--testTimeout', '1800000', '--json', '--outputFile', outputFile,
@@ -86,16 +99,16 @@ async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
     child.once('close', (exitCode) => {
       clearTimeout(timer);
       process.off('exit', stopOnExit);
-      resolve({ code: exitCode, stderr: said });
+      resolve({ code: exitCode, stderr: said, jestSaid: said.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('chaos: ') && !/^\s+at /.test(line)).slice(-1)[0]?.trim().slice(0, 200) ?? '' });
     });
   });
   const wallS = Math.round((performance.now() - started) / 1000);
   const after = /converged (\d+) s after the last fault/.exec(stderr);
   const convergedAfterS = after === null ? undefined : Number(after[1]);
   const report = await fs.readFile(outputFile, 'utf8').then((text) => JSON.parse(text) as JestReport, () => undefined);
-  if (report === undefined) return { seed, converged: false, convergedAfterS: undefined, broke: `the test run gave no report (jest exited ${code}, after ${wallS} s)`, wallS };
-  if (report.numFailedTests === 0 && report.numPassedTests > 0 && code === 0) return { seed, converged: true, convergedAfterS, broke: undefined, wallS };
-  return { seed, converged: false, convergedAfterS: undefined, broke: brokenInvariant(report), wallS };
+  if (report === undefined) return { seed, ran: false, converged: false, convergedAfterS: undefined, broke: `jest gave no report (exit ${code} after ${wallS} s${jestSaid === '' ? '' : `: ${jestSaid}`})`, wallS };
+  if (report.numFailedTests === 0 && report.numPassedTests > 0 && code === 0) return { seed, ran: true, converged: true, convergedAfterS, broke: undefined, wallS };
+  return { seed, ran: true, converged: false, convergedAfterS: undefined, broke: brokenInvariant(report), wallS };
 }
 
 /** The parts of jest's --json report read here. */

@@ -2,11 +2,12 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { nkeyAuthenticator } from '@nats-io/transport-node';
-import { connectPinnedAny } from '../actors/shared/bus';
+import type { RotationOutcome } from '../actors/controller/broker/rotate-broker-certificate';
+import { connectPinnedAny, probeBrokerCertificate } from '../actors/shared/bus';
 import { nkeySeedOf } from '../actors/shared/crypto/nkey';
 import { nodeInboxPrefix } from '../actors/shared/bus/subjects';
 import { ClusterRig } from './cluster-rig';
-import { succeeded } from './run-cli';
+import { jsonOf, succeeded } from './run-cli';
 import { done, notYet, until } from './until';
 
 // Three servers that do not share a user list, as on three machines: the first server reads the
@@ -15,6 +16,7 @@ import { done, notYet, until } from './until';
 // server must then reach the third alone. Real processes: PostgreSQL, three nats-servers, one
 // `mesh-control serve`, the syncs and one `nox-mesh-host`. Regression for issue 29: before the
 // sync, a node enrolled on the controller's machine was refused by every other machine's server.
+// Then, on the same rig, the broker certificate's switch on a cluster.
 
 const NODE = 'a1';
 
@@ -86,4 +88,18 @@ describe('a node enrolled through one server of a cluster reaches the servers of
       }, { timeoutMs: 30_000, intervalMs: 500 });
     }
   }, 120_000);
+
+  it('switches every server of this machine to the next certificate, and refuses to finish while one still presents the old', async () => {
+    const announced = jsonOf<RotationOutcome>(await rig.control(['broker', 'rotate-certificate', '--json']));
+    const nextFingerprint = announced.next!.fingerprint;
+    // s3 is down at the switch: nobody can say what it will present, so the nodes keep both pins.
+    await rig.killServer('s3');
+    const refused = await rig.control(['broker', 'rotate-certificate', '--switch', '--json']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain(rig.servers[2]!.url);
+    await rig.startServer('s3');
+    const switched = jsonOf<RotationOutcome>(await rig.control(['broker', 'rotate-certificate', '--switch', '--json']));
+    expect(switched).toMatchObject({ stage: 'switched', current: { fingerprint: nextFingerprint } });
+    for (const server of rig.servers) expect((await probeBrokerCertificate(server.url)).fingerprint).toBe(nextFingerprint);
+  }, 180_000);
 });
