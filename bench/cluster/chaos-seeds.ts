@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { BenchContext, BenchSection } from '../bench-context';
 import { measured, notMeasured, type Figure } from '../figure';
+import { median } from '../stats';
 
 /** The outcome of one seed of the chaos scenario. */
 export interface SeedOutcome {
@@ -61,7 +62,7 @@ export function chaosFigures(outcomes: readonly SeedOutcome[], head: Parameters<
     `${converged.length} of ${ran.length} seeds run (${ran.map((outcome) => outcome.seed).join(', ') || 'none'}) converged`,
     ...failures,
     ...(notRun.length === 0 ? [] : [`could not run: seeds ${notRun.map((outcome) => outcome.seed).join(', ')} (${notRun[0]?.broke ?? 'unknown'})`]),
-    `a seed takes ${Math.round(median(ran.map((outcome) => outcome.wallS)))} s (median)`,
+    ...(ran.length === 0 ? [] : [`a seed takes ${Math.round(median(ran.map((outcome) => outcome.wallS)))} s (median)`]),
   ].join('; ');
   const figures: Figure[] = [measured(head, [converged.length], { note })];
   const times = converged.flatMap((outcome) => (outcome.convergedAfterS === undefined ? [] : [outcome.convergedAfterS * 1000]));
@@ -69,10 +70,6 @@ export function chaosFigures(outcomes: readonly SeedOutcome[], head: Parameters<
   return figures;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
-}
 
 /** Runs e2e/cluster-chaos.e2e.ts for one seed in jest and reads how it went from jest's JSON. */
 async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
@@ -84,7 +81,8 @@ async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
       '--testMatch', '<rootDir>/e2e/cluster-chaos.e2e.ts', '--testTimeout', '1800000', '--json', '--outputFile', outputFile,
     ], {
       cwd: ctx.repoDir,
-      env: { ...process.env, MESH_CHAOS_SEED: String(seed), NODE_OPTIONS: '--experimental-vm-modules --no-warnings=ExperimentalWarning' },
+      // Kept, so a seed that breaks leaves its processes' logs to read; removed below when it converged.
+      env: { ...process.env, MESH_CHAOS_SEED: String(seed), MESH_CHAOS_KEEP: '1', NODE_OPTIONS: '--experimental-vm-modules --no-warnings=ExperimentalWarning' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let said = '';
@@ -103,12 +101,16 @@ async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
     });
   });
   const wallS = Math.round((performance.now() - started) / 1000);
+  const kept = /chaos: files kept in (.+)/.exec(stderr)?.[1]?.trim();
   const after = /converged (\d+) s after the last fault/.exec(stderr);
   const convergedAfterS = after === null ? undefined : Number(after[1]);
   const report = await fs.readFile(outputFile, 'utf8').then((text) => JSON.parse(text) as JestReport, () => undefined);
   if (report === undefined) return { seed, ran: false, converged: false, convergedAfterS: undefined, broke: `jest gave no report (exit ${code} after ${wallS} s${jestSaid === '' ? '' : `: ${jestSaid}`})`, wallS };
-  if (report.numFailedTests === 0 && report.numPassedTests > 0 && code === 0) return { seed, ran: true, converged: true, convergedAfterS, broke: undefined, wallS };
-  return { seed, ran: true, converged: false, convergedAfterS: undefined, broke: brokenInvariant(report), wallS };
+  if (report.numFailedTests === 0 && report.numPassedTests > 0 && code === 0) {
+    if (kept !== undefined) await fs.rm(kept, { recursive: true, force: true });
+    return { seed, ran: true, converged: true, convergedAfterS, broke: undefined, wallS };
+  }
+  return { seed, ran: true, converged: false, convergedAfterS: undefined, broke: `${brokenInvariant(report)}${kept === undefined ? '' : `; logs kept in ${kept}`}`, wallS };
 }
 
 /** The parts of jest's --json report read here. */
@@ -125,8 +127,9 @@ export function brokenInvariant(report: JestReport): string {
     ...report.testResults.map((result) => result.message),
   ].filter((message) => message.trim() !== '');
   for (const message of messages) {
-    const named = /invariant "([^"]+)" broke: ([^\n]*)/.exec(message);
-    if (named !== null) return `${named[1]} (${(named[2] ?? '').slice(0, 200)})`;
+    // Two lines: a wait's message says what it waited for, then what it last saw.
+    const named = /invariant "([^"]+)" broke: ([^\n]*(?:\n(?!\s+at )[^\n]*)?)/.exec(message);
+    if (named !== null) return `${named[1]} (${(named[2] ?? '').replace(/\s*\n\s*/g, ' ').slice(0, 300)})`;
   }
   const first = messages[0]?.split('\n').find((line) => line.trim() !== '' && !/^\s+at /.test(line));
   return first === undefined ? 'failed without a message' : `the run itself: ${first.trim().slice(0, 200)}`;
