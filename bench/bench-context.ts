@@ -12,6 +12,8 @@ export interface BenchContext {
   repoDir: string;
   /** The figures measured so far in this run: a later section may set its own beside them. */
   earlier: readonly Figure[];
+  /** The chaos seeds asked for with `--seeds` (bench/cluster/chaos-seeds.ts), or undefined for the mode's own. */
+  seeds?: readonly number[];
   /** One progress line, for the person watching (standard error, never the table). */
   say(line: string): void;
 }

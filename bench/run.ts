@@ -21,6 +21,8 @@ import { formatTable } from './format-table';
 import { hostSection } from './host/host.bench';
 import { linkSection } from './link/link.bench';
 import { machineFacts } from './machine-facts';
+import { chaosSeedsSection } from './cluster/chaos-seeds';
+import { clusterSection } from './cluster/cluster.bench';
 import { colleagueSections } from './others/colleague-sections';
 import { overlaySection } from './overlay/overlay.bench';
 import { peersSection } from './peers/peers.bench';
@@ -30,26 +32,41 @@ const REPO_DIR = path.resolve(__dirname, '..');
 const RESULTS_DIR = path.join(__dirname, 'results');
 
 /** Every section, in the order of the table. */
-export const SECTIONS: readonly BenchSection[] = [hostSection, enrolmentSection, pushSection, heartbeatSection, linkSection, overlaySection, ...colleagueSections, peersSection];
+export const SECTIONS: readonly BenchSection[] = [hostSection, enrolmentSection, pushSection, heartbeatSection, linkSection, overlaySection, ...colleagueSections, peersSection, clusterSection, chaosSeedsSection];
 
 interface Arguments {
   mode: BenchMode;
   only: Set<string> | undefined;
+  seeds: number[] | undefined;
+}
+
+/** `--seeds 20` is seeds 1 to 20; `--seeds 5-12` is 5 to 12. */
+function parseSeeds(text: string | undefined): number[] {
+  const match = /^(\d+)(?:-(\d+))?$/.exec(text ?? '');
+  const first = match?.[2] === undefined ? 1 : Number(match[1]);
+  const last = match?.[2] === undefined ? Number(match?.[1]) : Number(match[2]);
+  if (match === null || !(first >= 1 && last >= first && last - first < 1000)) {
+    throw new Error(`--seeds takes a count (20: seeds 1 to 20) or a range (5-12), got ${JSON.stringify(text)}; next: npm run bench -- --only cluster-chaos --seeds 20`);
+  }
+  return Array.from({ length: last - first + 1 }, (_, index) => first + index);
 }
 
 function parseArguments(argv: readonly string[]): Arguments {
   let mode: BenchMode = 'full';
   let only: Set<string> | undefined;
+  let seeds: number[] | undefined;
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index];
     if (arg === '--quick') mode = 'quick';
     else if (arg === '--only') only = new Set((argv[++index] ?? '').split(',').filter((name) => name !== ''));
     else if (arg?.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(',').filter((name) => name !== ''));
-    else throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}]`);
+    else if (arg === '--seeds') seeds = parseSeeds(argv[++index]);
+    else if (arg?.startsWith('--seeds=')) seeds = parseSeeds(arg.slice('--seeds='.length));
+    else throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--seeds N|A-B]`);
   }
   const unknown = [...(only ?? [])].filter((name) => !SECTIONS.some((section) => section.name === name));
   if (unknown.length > 0) throw new Error(`no section named ${unknown.join(', ')}; the sections are ${SECTIONS.map((s) => s.name).join(', ')}`);
-  return { mode, only };
+  return { mode, only, seeds };
 }
 
 async function main(): Promise<void> {
@@ -65,7 +82,7 @@ async function main(): Promise<void> {
   for (const section of SECTIONS) {
     if (args.only !== undefined && !args.only.has(section.name)) continue;
     const workDir = await fs.mkdtemp(path.join(os.tmpdir(), `mesh-bench-${section.name}-`));
-    const ctx: BenchContext = { mode: args.mode, workDir, repoDir: REPO_DIR, earlier: [...figures], say: (line) => say(line) };
+    const ctx: BenchContext = { mode: args.mode, workDir, repoDir: REPO_DIR, earlier: [...figures], ...(args.seeds === undefined ? {} : { seeds: args.seeds }), say: (line) => say(line) };
     const sectionStarted = performance.now();
     try {
       figures.push(...(await section.run(ctx)));

@@ -34,6 +34,22 @@ function faultOrder(random: () => number): Fault[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The invariants the test holds the mesh to, by the names the chaos bench reports a failure under. */
+type Invariant = 'setup' | 'converged' | 'plan finished once' | 'epoch order' | 'no report missing' | 'nothing by hand' | 'every node enrolled';
+
+/**
+ * Runs one check and, when it fails, says which invariant broke in the first line of the error,
+ * so the chaos bench (bench/cluster/chaos-seeds.ts) can report it without reading stack traces.
+ */
+async function invariant<T>(name: Invariant, check: () => Promise<T> | T): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`invariant "${name}" broke: ${message}`, { cause: error });
+  }
+}
+
 describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail (seed ${SEED})`, () => {
   let rig: ClusterRig;
   let dir: string;
@@ -46,18 +62,18 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
   beforeAll(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh cluster-chaos '));
     rig = new ClusterRig({ dir, hosts: HOSTS, say });
-    await rig.start();
+    await invariant('setup', () => rig.start());
     say('enrolling every host with its own token');
     for (let index = 0; index < HOSTS.length; index += 2) {
       await Promise.all(HOSTS.slice(index, index + 2).map(async (name) => {
         const token = await rig.issueToken();
         // As a person would: an answer that says it is retryable is asked again, with the same token.
-        await until(`${name} to enrol`, async () => {
+        await invariant('setup', () => until(`${name} to enrol`, async () => {
           const answer = await rig.hostCli(name, ['enrol', '--token', token.token, '--json']);
           if (answer.code === 0) return done(true);
           if (!answer.stdout.includes('"retryable":true')) succeeded(answer);
           return notYet(answer.stdout);
-        }, { timeoutMs: 120_000, intervalMs: 2000 });
+        }, { timeoutMs: 120_000, intervalMs: 2000 }));
       }));
     }
   }, 900_000);
@@ -98,7 +114,7 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
     for (let index = 0; index < HOSTS.length; index += 4) {
       await Promise.all(HOSTS.slice(index, index + 4).map(async (name) => succeeded(await rig.control(['assign', name, 'web']))));
     }
-    await everyHostHas('web 1.0.0\n', 300_000);
+    await invariant('setup', () => everyHostHas('web 1.0.0\n', 300_000));
 
     const random = seededRandom(SEED);
     const order = faultOrder(random);
@@ -141,49 +157,57 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
     }
     say('faults over; waiting for the rollout to finish');
     const faultsOver = Date.now();
-    await everyHostHas(`web ${final}\n`, 600_000);
+    await invariant('converged', () => everyHostHas(`web ${final}\n`, 600_000));
 
     const store = new Client({ connectionString: rig.postgres!.url });
     await store.connect();
     try {
       // The plan finished once: one plan for the last revision, done; every earlier one done or
       // superseded, none left open; and nobody had to act by hand.
-      await until(`the plan for web ${final} to be done`, async () => {
-        const plans = (await store.query<{ id: number; state: string }>("SELECT id, state FROM plans WHERE module = 'web' AND version = $1", [final])).rows;
-        return plans.length === 1 && plans[0]!.state === 'done' ? done(true) : notYet(JSON.stringify(plans));
-      }, { timeoutMs: 120_000, intervalMs: 1000 });
-      const plans = (await store.query<{ version: string; state: string }>("SELECT version, state FROM plans WHERE module = 'web' ORDER BY id")).rows;
-      say(`plans: ${plans.map((plan) => `${plan.version} ${plan.state}`).join(', ')}`);
-      expect(plans.filter((plan) => plan.version === final)).toHaveLength(1);
-      expect(plans.filter((plan) => !['done', 'superseded'].includes(plan.state))).toEqual([]);
+      await invariant('plan finished once', async () => {
+        await until(`the plan for web ${final} to be done`, async () => {
+          const plans = (await store.query<{ id: number; state: string }>("SELECT id, state FROM plans WHERE module = 'web' AND version = $1", [final])).rows;
+          return plans.length === 1 && plans[0]!.state === 'done' ? done(true) : notYet(JSON.stringify(plans));
+        }, { timeoutMs: 120_000, intervalMs: 1000 });
+        const plans = (await store.query<{ version: string; state: string }>("SELECT version, state FROM plans WHERE module = 'web' ORDER BY id")).rows;
+        say(`plans: ${plans.map((plan) => `${plan.version} ${plan.state}`).join(', ')}`);
+        expect(plans.filter((plan) => plan.version === final)).toHaveLength(1);
+        expect(plans.filter((plan) => !['done', 'superseded'].includes(plan.state))).toEqual([]);
+      });
 
       for (const name of HOSTS) {
         // Declarations were taken in epoch order, each generation newer than the last.
-        const taken = [...rig.host(name).output().matchAll(/took declaration generation (\d+) \([a-z]+, epoch (\d+),/g)].map((match) => ({ generation: Number(match[1]), epoch: Number(match[2]) }));
-        expect(taken.length).toBeGreaterThan(0);
-        for (let index = 1; index < taken.length; index += 1) {
-          expect(taken[index]!.epoch).toBeGreaterThanOrEqual(taken[index - 1]!.epoch);
-          expect(taken[index]!.generation).toBeGreaterThan(taken[index - 1]!.generation);
-        }
+        await invariant('epoch order', () => {
+          const taken = [...rig.host(name).output().matchAll(/took declaration generation (\d+) \([a-z]+, epoch (\d+),/g)].map((match) => ({ generation: Number(match[1]), epoch: Number(match[2]) }));
+          expect(taken.length).toBeGreaterThan(0);
+          for (let index = 1; index < taken.length; index += 1) {
+            expect(taken[index]!.epoch).toBeGreaterThanOrEqual(taken[index - 1]!.epoch);
+            expect(taken[index]!.generation).toBeGreaterThan(taken[index - 1]!.generation);
+          }
+        });
         // The report of what the host holds last reached the store: the controller knows it applied.
         const state = JSON.parse(await fs.readFile(path.join(rig.hostRoot(name), 'var', 'lib', 'mesh-host', 'state.json'), 'utf8')) as { last_declaration: { digest: string; applied_generation: number } };
-        await until(`${name}'s report of generation ${state.last_declaration.applied_generation} in the store`, async () => {
+        await invariant('no report missing', () => until(`${name}'s report of generation ${state.last_declaration.applied_generation} in the store`, async () => {
           const rows = (await store.query('SELECT 1 FROM reports WHERE node = $1 AND declaration_digest = $2 AND generation = $3', [name, state.last_declaration.digest, state.last_declaration.applied_generation])).rows;
           return rows.length > 0 ? done(true) : notYet('not there');
-        }, { timeoutMs: 60_000, intervalMs: 1000 });
+        }, { timeoutMs: 60_000, intervalMs: 1000 }));
       }
-      const acts = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM hand_acts')).rows[0]!.n;
-      expect(acts).toBe(0);
+      await invariant('nothing by hand', async () => {
+        const acts = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM hand_acts')).rows[0]!.n;
+        expect(acts).toBe(0);
+      });
     } finally {
       await store.end();
     }
     // Asked of whichever controller acts by now (a standby takes over within the lease's 15 s).
-    const enrolled = await until('a controller to list the nodes', async () => {
-      const answer = await rig.control(['nodes', '--json']);
-      if (answer.code !== 0) return notYet(answer.stderr);
-      return done((JSON.parse(answer.stdout) as { nodes: Array<{ name: string; lifecycle_state: string }> }).nodes.filter((node) => node.lifecycle_state === 'enrolled').map((node) => node.name).sort());
-    }, { timeoutMs: 60_000, intervalMs: 1000 });
-    expect(enrolled).toEqual([...HOSTS].sort());
+    await invariant('every node enrolled', async () => {
+      const enrolled = await until('a controller to list the nodes', async () => {
+        const answer = await rig.control(['nodes', '--json']);
+        if (answer.code !== 0) return notYet(answer.stderr);
+        return done((JSON.parse(answer.stdout) as { nodes: Array<{ name: string; lifecycle_state: string }> }).nodes.filter((node) => node.lifecycle_state === 'enrolled').map((node) => node.name).sort());
+      }, { timeoutMs: 60_000, intervalMs: 1000 });
+      expect(enrolled).toEqual([...HOSTS].sort());
+    });
     say(`converged ${Math.round((Date.now() - faultsOver) / 1000)} s after the last fault`);
   }, 1_500_000);
 });

@@ -22,6 +22,12 @@ export interface ClusterRigOptions {
   controllers?: number;
   hosts: readonly string[];
   say?: (line: string) => void;
+  /**
+   * Each server after the first reads an auth.conf of its own (a copy, not the link to the
+   * mesh's), as it would on a machine of its own, and `mesh-control broker sync --server NAME`
+   * runs for every server (startSync). The first server stands for the controllers' machine.
+   */
+  ownUserLists?: boolean;
   /** Added to the environment of the long-running processes. */
   env?: Readonly<Record<string, string>>;
 }
@@ -52,6 +58,8 @@ export class ClusterRig {
   init: InitMeshResult | undefined;
   readonly servers: RigServer[] = [];
   readonly controllers: Array<RigProcess | undefined> = [];
+  /** Each server's `mesh-control broker sync`, by server name, while it runs. */
+  readonly syncs = new Map<string, RigProcess>();
   private readonly runs = new Map<string, RigProcess>();
   private readonly started: RigProcess[] = [];
   private readonly options: ClusterRigOptions;
@@ -96,7 +104,16 @@ export class ClusterRig {
     for (let index = 0; index < size; index += 1) {
       this.servers.push({ name: `s${index + 1}`, url: `tls://127.0.0.1:${ports[index]!.client}`, process: undefined, natsPid: undefined });
     }
+    if (this.options.ownUserLists === true) {
+      for (const server of this.servers.slice(1)) {
+        const authFile = path.join(this.meshDir, 'broker', 'cluster', server.name, 'auth.conf');
+        const content = await fs.readFile(authFile, 'utf8');
+        await fs.rm(authFile);
+        await fs.writeFile(authFile, content, { mode: 0o600 });
+      }
+    }
     await Promise.all(this.servers.map((server) => this.startServer(server.name)));
+    if (this.options.ownUserLists === true) for (const server of this.servers) await this.startSync(server.name);
 
     const controllers = this.options.controllers ?? 2;
     say(`starting ${controllers} controllers (mesh-control serve)`);
@@ -127,6 +144,20 @@ export class ClusterRig {
     server.process = process;
     const running = await process.waitFor(/broker running \(nats-server pid (\d+)\)/, { timeoutMs: 60_000 });
     server.natsPid = Number(running[1]);
+  }
+
+  /** Starts `mesh-control broker sync --server NAME` and waits until it reads the bucket. */
+  async startSync(name: string): Promise<RigProcess> {
+    const sync = this.spawn(`sync ${name}`, [MESH_CONTROL, 'broker', 'sync', '--dir', this.meshDir, '--server', name, '--interval-ms', '500'], `sync-${name}-${++this.count}.log`);
+    this.syncs.set(name, sync);
+    await sync.waitFor(/broker sync running for server/, { timeoutMs: 60_000 });
+    return sync;
+  }
+
+  /** Stops the sync of server `name` (SIGTERM). */
+  async stopSync(name: string): Promise<void> {
+    await this.syncs.get(name)?.stop();
+    this.syncs.delete(name);
   }
 
   /** `kill -9` the nats-server of `name` (its `mesh-control broker` then ends, as a unit's main process would). */
@@ -211,6 +242,7 @@ export class ClusterRig {
     this.stopped = true;
     await Promise.all([...this.runs.values()].map((run) => run.stop()));
     await Promise.all(this.controllers.map((serve) => serve?.stop()));
+    await Promise.all([...this.syncs.values()].map((sync) => sync.stop()));
     await Promise.all(this.servers.map((server) => server.process?.stop()));
     await Promise.all(this.started.map((started) => started.stop()));
     this.killNats();

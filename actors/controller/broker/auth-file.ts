@@ -3,7 +3,8 @@ import { NodeName } from '../../../schema/primitives';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { AuthFileWithoutController, BrokerUserDuplicate, BrokerUserInvalid } from './broker-errors';
 import { natsString } from './nats-conf-string';
-import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, type SubjectPermissions } from './permissions';
+import { BROKER_USERS_STREAM } from './broker-users-bucket-name';
+import { controllerPermissions, enrolmentPermissions, nodePermissions, operatorPermissions, syncPermissions, type SubjectPermissions } from './permissions';
 import { DECLARATION_STREAM, NODE_JS_API_PREFIX, enrolmentSubject, enrolmentUserName, nodeSubjectRoot } from '../../shared/bus/subjects';
 
 /**
@@ -36,6 +37,16 @@ export interface OperatorUser {
   nkey: string;
 }
 
+/**
+ * `mesh-control broker sync` on a cluster's broker machines, by the nkey `mesh-control broker
+ * cluster` made for it: it reads the user list from the bucket the acting controller writes and
+ * applies it to its own server (docs/cluster.md).
+ */
+export interface SyncUser {
+  role: 'sync';
+  nkey: string;
+}
+
 /** An enrolled node, by its identity's nkey (`nkeyPublicOf` its public key). */
 export interface NodeUser {
   role: 'node';
@@ -61,7 +72,7 @@ export interface EnrolmentUser {
 }
 
 /** One entry of the broker's user list. */
-export type BrokerUser = ControllerUser | OperatorUser | NodeUser | EnrolmentUser;
+export type BrokerUser = ControllerUser | OperatorUser | SyncUser | NodeUser | EnrolmentUser;
 
 /**
  * The broker's accounts and users as the `accounts` block nats-server includes. Every user gets
@@ -91,6 +102,7 @@ export function renderAuthFile(users: readonly BrokerUser[]): string {
   checkUsers(users);
   const controllers = users.filter((user): user is ControllerUser => user.role === 'controller').sort((a, b) => compare(a.nkey, b.nkey));
   const operators = users.filter((user): user is OperatorUser => user.role === 'operator').sort((a, b) => compare(a.nkey, b.nkey));
+  const syncs = users.filter((user): user is SyncUser => user.role === 'sync').sort((a, b) => compare(a.nkey, b.nkey));
   const nodes = users.filter((user): user is NodeUser => user.role === 'node').sort((a, b) => compare(a.node, b.node));
   const tokens = users.filter((user): user is EnrolmentUser => user.role === 'enrolment').sort((a, b) => compare(a.token_id, b.token_id));
   const { mesh, nodes: nodesAccount, enrol } = BROKER_ACCOUNTS;
@@ -103,6 +115,7 @@ export function renderAuthFile(users: readonly BrokerUser[]): string {
     ...account(mesh, 'controllers, the operator\'s CLI and JetStream', ['jetstream: enabled'], [
       ...controllers.map((user) => entry('controller', [`nkey: ${natsString(user.nkey)}`], controllerPermissions())),
       ...operators.map((user) => entry('operator', [`nkey: ${natsString(user.nkey)}`], operatorPermissions())),
+      ...syncs.map((user) => entry('broker sync', [`nkey: ${natsString(user.nkey)}`], syncPermissions(BROKER_USERS_STREAM))),
     ], [
       `{ service: ${natsString(`$JS.API.CONSUMER.MSG.NEXT.${consumers}`)}, response_type: "stream", response_threshold: "15s", accounts: [${natsString(nodesAccount)}] }`,
       `{ service: ${natsString(`$JS.API.CONSUMER.INFO.${consumers}`)}, accounts: [${natsString(nodesAccount)}] }`,
@@ -176,6 +189,7 @@ function checkUsers(users: readonly BrokerUser[]): void {
     switch (user.role) {
       case 'controller':
       case 'operator':
+      case 'sync':
         checkNkey(user.nkey);
         once(`nkey ${user.nkey}`, user.nkey);
         break;

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import * as z from 'zod';
+import { decodeBase64, generateSigningKeyPair, nkeyPublicOf, writeKeyFile } from '../../shared/crypto';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
 import { brokerConfigFor, writeBrokerConfig, type BrokerConfig } from './broker-config';
 import { BrokerConfigInvalid } from './broker-errors';
@@ -26,6 +27,8 @@ export const ClusterManifest = z.strictObject({
   format: z.literal(1),
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   servers: z.array(ClusterServer).min(2).max(5),
+  /** The nkey of `mesh-control broker sync` (its seed is `cluster/sync.nk`); absent in clusters written before it. */
+  sync_nkey: z.string().regex(/^U[A-Z2-7]{55}$/).optional(),
 });
 /** See {@link ClusterManifest}. */
 export type ClusterManifest = z.infer<typeof ClusterManifest>;
@@ -47,6 +50,15 @@ export function clusterDir(brokerDir: string): string {
 /** The manifest file under a broker directory. */
 export function clusterManifestFile(brokerDir: string): string {
   return path.join(clusterDir(brokerDir), 'cluster.json');
+}
+
+/**
+ * The seed of `mesh-control broker sync`'s own broker user, 0600: copied to every broker
+ * machine with the broker directory; it lets its holder read the user-list bucket and nothing
+ * else (syncPermissions).
+ */
+export function syncKeyFile(brokerDir: string): string {
+  return path.join(clusterDir(brokerDir), 'sync.nk');
 }
 
 /** The bundle of every server's route certificate, which each server verifies routes against. */
@@ -146,7 +158,10 @@ export async function writeBrokerCluster(brokerDir: string, servers: readonly Cl
     await fs.symlink(path.relative(paths.dir, shared.authFile), paths.authFile);
     configFiles[server.name] = paths.configFile;
   }
-  const manifest: ClusterManifest = { format: 1, name, servers: [...servers] };
+  const syncSeed = generateSigningKeyPair();
+  await fs.rm(syncKeyFile(brokerDir), { force: true });
+  await writeKeyFile(syncKeyFile(brokerDir), decodeBase64(syncSeed.secret_key) as Uint8Array);
+  const manifest: ClusterManifest = { format: 1, name, servers: [...servers], sync_nkey: nkeyPublicOf(syncSeed.public_key) };
   await writeFileAtomic(clusterManifestFile(brokerDir), `${JSON.stringify(manifest, null, 2)}\n`, 0o644);
   return { manifest, urls: servers.map(clientUrlOf), configFiles, routeBundle: bundle };
 }

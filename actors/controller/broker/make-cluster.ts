@@ -1,5 +1,6 @@
 import { loadControllerConfig } from '../config/load-controller-config';
 import { writeControllerConfig } from '../config/write-controller-config';
+import { readBrokerUserList, writeBrokerUserList } from '../serve/broker-user-list';
 import { writeBrokerCluster, type ClusterServer, type WrittenCluster } from './broker-cluster';
 
 /** What `mesh-control broker cluster` made, and how to start it. */
@@ -24,6 +25,13 @@ export async function makeCluster(meshDir: string, servers: readonly ClusterServ
   const replicas = Math.min(servers.length, 5);
   const url = written.urls[0] as string;
   await writeControllerConfig(meshDir, { ...config, broker: { ...config.broker, url, servers: written.urls, replicas } });
+  // The sync user goes into the list now, so a copy of this directory taken before any
+  // controller runs already lets every server's `broker sync` in.
+  const syncNkey = written.manifest.sync_nkey;
+  const previous = await readBrokerUserList(config.broker.dir);
+  if (syncNkey !== undefined && previous.problem === undefined && previous.users.some((user) => user.role === 'controller')) {
+    await writeBrokerUserList(config.broker.dir, [...previous.users.filter((user) => user.role !== 'sync'), { role: 'sync', nkey: syncNkey }]);
+  }
   const commands = Object.fromEntries(servers.map((server) => [server.name, `mesh-control broker --dir ${meshDir} --server ${server.name}`]));
   return { ...written, replicas, url, commands };
 }

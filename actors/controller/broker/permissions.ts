@@ -1,4 +1,5 @@
 import {
+  BROKER_SYNC_INBOX_PREFIX,
   CONTROL_SUBJECTS,
   DECLARATION_STREAM,
   MAPPED_REPLY_PREFIX,
@@ -93,6 +94,20 @@ export function operatorPermissions(): SubjectPermissions {
   return {
     publish: [CONTROL_SUBJECTS],
     subscribe: [`${OPERATOR_INBOX_PREFIX}.>`],
+    allow_responses: false,
+  };
+}
+
+/**
+ * `mesh-control broker sync` on a broker machine: read the user-list bucket's stored messages
+ * (a KV get of its one key, bound without a look at the stream) and its own answers under its
+ * own inbox prefix. It cannot write the bucket, publish on the mesh's subjects or read anyone's
+ * replies. `bucketStream` is the bucket's stream (`KV_<bucket>`).
+ */
+export function syncPermissions(bucketStream: string): SubjectPermissions {
+  return {
+    publish: [`$JS.API.STREAM.MSG.GET.${bucketStream}`],
+    subscribe: [`${BROKER_SYNC_INBOX_PREFIX}.>`],
     allow_responses: false,
   };
 }

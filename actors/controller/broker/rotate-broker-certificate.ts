@@ -11,7 +11,8 @@ import { sendCurrent } from '../declarations/send-current';
 import { nextCertificatePaths, readBrokerCertificates, type BrokerCertificates } from './broker-certificates';
 import { brokerPaths } from './broker-paths';
 import { listNodePins, type NodePins } from './broker-pins.repo';
-import { reloadBroker } from './broker-process';
+import { brokerUrlsOf } from '../config/broker-urls';
+import { reloadMeshBrokers } from './reload-mesh-brokers';
 import { generateTlsMaterial, readTlsMaterial } from './tls-material';
 import { NextCertificateDamaged, NoNextCertificate, SwitchNotReloaded, SwitchWouldCutOff } from './rotation-errors';
 
@@ -117,17 +118,23 @@ export async function switchBrokerCertificate(ctx: ControllerContext, options: S
     ctx.config.broker.fingerprint = before.next.fingerprint;
     ctx.log(`broker certificate: switched to sha256 ${before.next.fingerprint} (the previous one is kept as ${previous.certFile}); reloading the broker`, { fingerprint: before.next.fingerprint });
     try {
-      await (options.reload ?? (() => reloadBroker({ pidFile: paths.pidFile, logFile: paths.logFile })))();
+      // Every server of the mesh that runs on this machine: on a cluster they share these files.
+      await (options.reload ?? (() => reloadMeshBrokers(brokerDir)))();
     } catch (error) {
       throw new SwitchNotReloaded(configFile, error);
     }
   }
   const after = await readBrokerCertificates(certFile, brokerDir);
-  const presented = await probeBrokerCertificate(ctx.config.broker.url).catch((error: unknown) => {
-    throw new SwitchNotReloaded(configFile, error);
-  });
-  if (presented.fingerprint !== after.current.fingerprint) {
-    throw new SwitchNotReloaded(configFile, new Error(`the broker still presents sha256 ${presented.fingerprint}, not sha256 ${after.current.fingerprint}`));
+  // Every server must present the new certificate before any node is told to pin it alone: a
+  // cluster server on another machine has its own copy of the files, and a node sent the new
+  // pin alone would refuse it from then on.
+  const behindServers: string[] = [];
+  for (const url of brokerUrlsOf(ctx.config)) {
+    const presented = await probeBrokerCertificate(url).catch((error: unknown) => ({ fingerprint: `none (${(error as Error).message})` }));
+    if (presented.fingerprint !== after.current.fingerprint) behindServers.push(`${url} presents sha256 ${presented.fingerprint}`);
+  }
+  if (behindServers.length > 0) {
+    throw new SwitchNotReloaded(configFile, new Error(`not every server presents sha256 ${after.current.fingerprint}: ${behindServers.join('; ')}. A server on another machine needs ${certFile} and its key copied from this one, and a reload (kill -HUP by its pid file)`));
   }
   const { sent, notSent } = await resendToEveryNode(ctx);
   return {

@@ -21,6 +21,7 @@ import { NodeReleaseCommand } from './node-release.command';
 import { NodeRevokeCommand } from './node-revoke.command';
 import { BrokerRotateCertificateCommand } from './broker-rotate-certificate.command';
 import { BrokerClusterCommand } from './broker-cluster.command';
+import { BrokerSyncCommand } from './broker-sync.command';
 import { NodesCommand } from './nodes.command';
 import { PlansCloseCommand, PlansCommand, PlansRetryCommand, PlansShowCommand } from './plans.command';
 import { PushCommand } from './push.command';
@@ -53,7 +54,7 @@ export function controlCli(stdout: Pick<NodeJS.WriteStream, 'isTTY'> & Partial<P
   verbs.push(DashboardCommand);
   verbs.push(SecretSetCommand, SecretListCommand, SecretUnsetCommand);
   verbs.push(SeatCommand, SeatsCommand);
-  verbs.push(BrokerClusterCommand);
+  verbs.push(BrokerClusterCommand, BrokerSyncCommand);
   verbs.push(RotateCommand, ProvisionsCommand);
   verbs.push(VersionCommand, completionCommand('mesh-control'));
   for (const command of verbs) cli.register(withExitStatusHelp(command, CONTROLLER_EXIT_STATUS_HELP));

@@ -50,7 +50,7 @@ export async function readBrokerUserList(brokerDir: string): Promise<{ users: Br
   if (!Array.isArray(parsed?.users)) return { users: [], problem: `${file} holds no user list` };
   const users = parsed.users.filter((user): user is BrokerUser => {
     const role = (user as { role?: unknown } | null)?.role;
-    return role === 'controller' || role === 'operator' || role === 'node' || role === 'enrolment';
+    return role === 'controller' || role === 'operator' || role === 'sync' || role === 'node' || role === 'enrolment';
   });
   return { users };
 }

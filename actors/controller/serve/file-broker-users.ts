@@ -13,6 +13,13 @@ export interface FileBrokerUsersOptions {
   brokerDir: string;
   controllerNkey: string;
   operatorNkey: string;
+  /** The cluster's `broker sync` user, kept in the list like the controller's own (cluster.json `sync_nkey`). */
+  syncNkey?: string | undefined;
+  /**
+   * Hears every list written, and the list at open: on a cluster, puts it in the bucket every
+   * server's `mesh-control broker sync` applies (BrokerUsersPublisher). Must not throw or wait.
+   */
+  publish?: (users: readonly BrokerUser[]) => void;
   /**
    * Makes the running broker read its user list again and waits for it to confirm. Default:
    * SIGHUP to the pid in the broker's pid file, confirmed from its log, for the one server or
@@ -36,11 +43,13 @@ export class FileBrokerUsers implements BrokerUsers {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #brokerDir: string;
   readonly #reload: () => Promise<void>;
+  readonly #publish: (users: readonly BrokerUser[]) => void;
 
-  private constructor(brokerDir: string, users: BrokerUser[], reload: () => Promise<void>) {
+  private constructor(brokerDir: string, users: BrokerUser[], reload: () => Promise<void>, publish: (users: readonly BrokerUser[]) => void) {
     this.#brokerDir = brokerDir;
     this.#users = users;
     this.#reload = reload;
+    this.#publish = publish;
   }
 
   /**
@@ -58,6 +67,7 @@ export class FileBrokerUsers implements BrokerUsers {
     const users = reconcileBrokerUsers(previous.users, {
       controllerNkey: options.controllerNkey,
       operatorNkey: options.operatorNkey,
+      syncNkey: options.syncNkey,
       nodes,
       openTokenIds: new Set(open.map((row) => row.id)),
     });
@@ -69,7 +79,10 @@ export class FileBrokerUsers implements BrokerUsers {
       await reload();
       options.log?.(`broker users: brought in line with the store (${describeList(users)})`);
     }
-    return new FileBrokerUsers(options.brokerDir, users, reload);
+    // Put in the bucket even when nothing changed here: the other servers may hold an older list.
+    const publish = options.publish ?? (() => undefined);
+    publish(users);
+    return new FileBrokerUsers(options.brokerDir, users, reload, publish);
   }
 
   /** The users as last written. */
@@ -99,6 +112,7 @@ export class FileBrokerUsers implements BrokerUsers {
       if (sameList(next, this.#users)) return;
       await writeBrokerUserList(this.#brokerDir, next);
       this.#users = next;
+      this.#publish(next);
       await this.#reload();
     };
     const result = this.#queue.then(run, run);

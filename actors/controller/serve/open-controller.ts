@@ -8,6 +8,9 @@ import { brokerUrlsOf } from '../config/broker-urls';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
 import { brokerCertificatesOnDisk } from '../broker/broker-certificates';
+import { readClusterManifest } from '../broker/broker-cluster';
+import { openBrokerUsersBucket } from '../broker/broker-users-bucket';
+import { BrokerUsersPublisher } from '../broker/broker-users-publisher';
 import { readNkeySeedFile } from '../config/nkey-seed-file';
 import type { ControllerContext } from '../controller-context';
 import type { ControllerLog } from '../logs/log-fields';
@@ -95,11 +98,20 @@ export async function openController(dir: string, options: OpenControllerOptions
     });
     const stream = await ensureDeclarationStream(nc, config.broker.replicas ?? 1);
     if (stream !== 'present') log(`broker: declaration stream ${stream}`, { stream });
+    // On a cluster the list also goes to the bucket every server's `broker sync` applies: the
+    // servers on other machines read their own auth.conf (docs/cluster.md).
+    const connected = nc;
+    const syncNkey = (await readClusterManifest(config.broker.dir))?.sync_nkey;
+    const publisher = syncNkey === undefined
+      ? undefined
+      : new BrokerUsersPublisher(async () => (await openBrokerUsersBucket(connected, config.broker.replicas ?? 1)).kv, (line) => log(line));
     const brokerUsers = new LeasedBrokerUsers(() =>
       FileBrokerUsers.open(store, now(), {
         brokerDir: config.broker.dir,
         controllerNkey: controllerUser.nkey,
         operatorNkey: operatorUser.nkey,
+        ...(syncNkey === undefined ? {} : { syncNkey }),
+        ...(publisher === undefined ? {} : { publish: (users) => publisher.offer(users) }),
         ...(options.reloadBroker === undefined ? {} : { reload: options.reloadBroker }),
         log,
       }));
@@ -126,6 +138,7 @@ export async function openController(dir: string, options: OpenControllerOptions
       brokerUsers,
       close: () =>
         (closing ??= (async () => {
+          publisher?.stop();
           // Draining waits for the broker; one that is gone gets a bounded wait, then a close.
           let timer: NodeJS.Timeout | undefined;
           const late = new Promise<void>((resolve) => {

@@ -5,6 +5,8 @@ export interface BrokerUserFacts {
   /** This controller's nkey and the operator's, from their key files. */
   controllerNkey: string;
   operatorNkey: string;
+  /** The cluster's `broker sync` user (cluster.json `sync_nkey`), when the mesh is a cluster. */
+  syncNkey?: string | undefined;
   /** Every node that holds an identity (enrolled or disconnected), by name. */
   nodes: ReadonlyArray<{ name: string; nkey: string }>;
   /** Tokens neither used nor expired: only these keep their enrolment user. */
@@ -21,6 +23,7 @@ export function reconcileBrokerUsers(previous: readonly BrokerUser[], facts: Bro
   return [
     { role: 'controller', nkey: facts.controllerNkey },
     { role: 'operator', nkey: facts.operatorNkey },
+    ...(facts.syncNkey === undefined ? [] : [{ role: 'sync', nkey: facts.syncNkey } as const]),
     ...facts.nodes.map((node): BrokerUser => ({ role: 'node', node: node.name, nkey: node.nkey })),
     ...previous.filter((user) => user.role === 'enrolment' && facts.openTokenIds.has(user.token_id)),
   ];

@@ -124,3 +124,6 @@ export const CONTROL_SUBJECTS = 'mesh.control.>';
 
 /** The inbox prefix of the operator's CLI connection. */
 export const OPERATOR_INBOX_PREFIX = '_INBOX_operator';
+
+/** Where the answers to `mesh-control broker sync` (a MESH user of its own) arrive: only it reads them. */
+export const BROKER_SYNC_INBOX_PREFIX = '_INBOX_brokersync';
