@@ -167,6 +167,11 @@ export async function retiringCredentialsOnNode(sql: Sql, node: string): Promise
   return (await sql.query<RetiringCredentialRow>(`SELECT ${RETIRING_COLUMNS} FROM provision_retiring_credentials WHERE node = $1 ORDER BY provision, module, version`, [node])).map(retiringOf);
 }
 
+/** Every replaced credential still accepted, for `provisions` listings. */
+export async function allRetiringCredentials(sql: Sql): Promise<RetiringCredentialRow[]> {
+  return (await sql.query<RetiringCredentialRow>(`SELECT ${RETIRING_COLUMNS} FROM provision_retiring_credentials ORDER BY provision, node, module, version`)).map(retiringOf);
+}
+
 /** Drops one consumer's replaced credentials superseded before `generation`; how many went. */
 export async function dropRetiringCredentials(sql: Sql, provision: string, node: string, module: string, generation: number): Promise<number> {
   const rows = await sql.query(

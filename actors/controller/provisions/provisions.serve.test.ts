@@ -164,6 +164,10 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     await t.settled();
     expect(await retiring()).toEqual([{ module: 'app', version: 1 }]);
     expect(await generations('pg')).toBe(pgBefore);
+    const listing = await call<ProvisionsListing>('provisions', {});
+    expect(listing.result.credentials.find((c) => c.node === 'kilo' && c.module === 'app')).toMatchObject({ version: 2, still_accepted: [1] });
+    expect(listing.text).toContain('app on kilo, version 2, issued');
+    expect(listing.text).toMatch(/with version 1 until kilo reports the new one applied/);
 
     // Applied: the provider is sent its list without the old credential.
     await t.report(kilo, read, { sequence: 6, report_sequence: 6 }, 'applied');
@@ -172,6 +176,7 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     const accepted = opened(await latest('pg'), 'pg', '/etc/db/accepted');
     expect(accepted.split('\n')).toEqual([`kilo app ${values[3]}`, `kilo worker ${values[1]}`, `lima app ${values[2]}`, '']);
     expect(accepted).not.toContain(values[0] as string);
+    expect((await call<ProvisionsListing>('provisions', {})).result.credentials.find((c) => c.node === 'kilo' && c.module === 'app')?.still_accepted).toEqual([]);
   });
 
   test('refuses taking off the last provider while consumers hold credentials', async () => {
