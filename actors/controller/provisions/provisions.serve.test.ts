@@ -19,6 +19,7 @@ import { unsealableCredentialProblems } from './provider-standing';
 import { revokeNode } from '../release/revoke-node';
 import { provisionsPart, type ProvisionsListing } from './provisions.part';
 import type { Rotated } from './rotate-provision';
+import { retireConfirmedCredentials } from './retire-credentials';
 
 // Provisions through the serving controller's verbs, over a real broker and PostgreSQL: a
 // consumer refused while nothing provides, credentials issued per module per machine and sealed
@@ -159,9 +160,10 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     const retiring = () => ctx.store.query("SELECT module, version FROM provision_retiring_credentials WHERE node = 'kilo'");
 
     // The credential file failed on kilo: it may still hold the old one, which stays accepted.
-    await t.report(kilo, read, { sequence: 5, report_sequence: 5 }, 'failed');
+    const failed = await t.report(kilo, read, { sequence: 5, report_sequence: 5 }, 'failed');
     await eventually(async () => ((await ctx.store.query("SELECT 1 FROM reports WHERE node = 'kilo' AND report_sequence = 5")).length === 1 ? true : undefined), "kilo's failed report to be kept");
     await t.settled();
+    expect(await retireConfirmedCredentials(ctx, failed)).toEqual({ consumers: [], told: [] });
     expect(await retiring()).toEqual([{ module: 'app', version: 1 }]);
     expect(await generations('pg')).toBe(pgBefore);
     const listing = await call<ProvisionsListing>('provisions', {});
