@@ -88,7 +88,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
     if (owed !== undefined) await recordAfterSyncs(owed, deps);
   }
   if (!deps.ctx.signal?.aborted) await restartOnLateFiles(declared, results, deps);
-  if (!deps.ctx.signal?.aborted) await settleOwedRestarts(deps);
+  if (!deps.ctx.signal?.aborted) await settleOwedRestarts(options, deps);
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
     // What the host owns and no longer declares, and any key left marked `applying` by a host
@@ -446,16 +446,18 @@ function owedRestarts(pending: readonly PendingApply[], deps: ConvergeDeps): Sta
 
 /**
  * Clears the restarts owed that this pass carried out (a service restarted or started after the
- * last write of its files), and those of services no longer declared running with restart_on.
- * One whose restart failed, or whose file could not be written, stays owed: the next pass
- * restarts it, at worst once more than needed, never once too few.
+ * last write of its files), and, when `declared` is everything the host holds
+ * (removeUndeclared: not an overlay declaration, which adds alone), those of services no longer
+ * declared running with restart_on. One whose restart failed, or whose file could not be
+ * written, stays owed: the next pass restarts it, at worst once more than needed, never once
+ * too few.
  */
-async function settleOwedRestarts(deps: ConvergeDeps): Promise<void> {
+async function settleOwedRestarts(options: ConvergeOptions, deps: ConvergeDeps): Promise<void> {
   const pass = deps.ctx.pass;
   const owed = deps.state.current().restarts_owed;
   if (pass === undefined || owed === undefined) return;
   const declared = new Set([...pass.restartOn.values()].flat());
-  const keep = owed.filter((name) => declared.has(name) && !pass.servicesRestarted.has(name));
+  const keep = owed.filter((name) => (declared.has(name) || !options.removeUndeclared) && !pass.servicesRestarted.has(name));
   if (keep.length === owed.length) return;
   await deps.state.update((s) => {
     const { restarts_owed: _cleared, ...rest } = s;

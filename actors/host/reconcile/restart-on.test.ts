@@ -176,4 +176,15 @@ describe('a service with restart_on', () => {
     expect(results.find((r) => r.key === 'service:app')).toMatchObject({ outcome: 'applied', detail: expect.stringContaining('restart: /etc/app/credential changed') });
     expect(deps.state.current().restarts_owed).toBeUndefined();
   });
+
+  test('a restart owed to a service no longer declared is dropped by a full pass, and kept by one that only adds', async () => {
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    await deps.state.update((state) => ({ ...state, restarts_owed: ['gone'] }));
+
+    await converge(declaration('one', 'one'), { removeUndeclared: false }, deps);
+    expect(deps.state.current().restarts_owed).toEqual(['gone']);
+
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    expect(deps.state.current().restarts_owed).toBeUndefined();
+  });
 });
