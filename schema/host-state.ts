@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { BrokerUrls } from './broker-urls';
 import { Briefing } from './briefing';
 import { Owned } from './owned';
-import { FileResource, Resource, ResourceKey } from './resource';
+import { FileResource, Resource, ResourceKey, ServiceResource } from './resource';
 import { AbsolutePath, Base64Bytes32, Count, HostVersion, IsoTime, NodeName, Sha256Hex } from './primitives';
 
 /**
@@ -101,6 +101,14 @@ export const HostState = z.strictObject({
    * controller says it owned.
    */
   store_rebuilt_at: IsoTime.optional(),
+  /**
+   * Services owed a restart: a pass is about to write a file one of them names in `restart_on`.
+   * Written before the file is, and cleared once the service has been restarted (or started)
+   * after it, so a host killed between the write and the restart still restarts it on its next
+   * pass: the file then already matches, and nothing else would say the service has not read
+   * it (a rotated credential the provider no longer accepts). Absent when none is owed.
+   */
+  restarts_owed: z.array(ServiceResource.shape.name).optional(),
 });
 /** See {@link HostState}. */
 export type HostState = z.infer<typeof HostState>;

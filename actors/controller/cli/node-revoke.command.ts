@@ -12,6 +12,8 @@ export class NodeRevokeCommand extends ControllerCommand {
     details: `
       For a machine that is gone (stolen, dead, given away) and cannot be released: its broker user is removed and its connection dropped at once, every enrolment token still open for it is ended, its peers are sent an overlay without it, and \`mesh-control nodes\` shows it revoked. Every credential the mesh issued for the node is listed, with what became of it. The record stays; \`mesh-control node release NAME\` retires it. The revocation is kept in the hand-act log (\`mesh-control hand-acts\`) with \`--why\` and \`--condition\` when given.
 
+      A revocation is never refused for a seat: when the node was the last holder on the mesh of a seat a module still needs, it goes through, and the output ends with a warning naming each such seat and what needs it; \`mesh-control status\` names them until a holder is added (\`mesh-control seat NAME --add NODE\`).
+
       Its host, if it still runs, finds the broker refusing it, says so, and lets go of its store, so the machine can be enrolled again (\`mesh-control token issue --node NAME\`, then \`nox-mesh-host enrol --token …\`) without stopping the host first.
     `,
     examples: [

@@ -52,7 +52,7 @@ export async function issueCredential(
 }
 
 /** A credential's value, decrypted in memory for sealing; the caller zeroes it after. */
-export async function credentialValue(ctx: Pick<ControllerContext, 'config'>, row: CredentialRow): Promise<Buffer> {
+export async function credentialValue(ctx: Pick<ControllerContext, 'config'>, row: Pick<CredentialRow, 'provision' | 'node' | 'module' | 'version' | 'ciphertext' | 'key_id'>): Promise<Buffer> {
   const key = await loadStoreKey(ctx.config, false);
   if (key === undefined) throw new SecretStoreKeyUnusable(storeKeyFile(ctx.config), 'the file is missing, and provision credentials are kept under it');
   if (key.id !== row.key_id) throw new SecretStoreKeyUnusable(key.file, `it is not the key the credential of ${row.module} on ${row.node} for ${row.provision} was encrypted with`);

@@ -15,6 +15,7 @@ import {
   getProvisionSeal,
   modulesOffering,
   providersOf,
+  retiringCredentialsOf,
   revisionProvisions,
   upsertCredential,
   upsertProvisionSeal,
@@ -67,7 +68,7 @@ export async function provisionFilesOf(ctx: ComposeContext, node: string): Promi
   for (const assignment of assignments) {
     const { provides } = await revisionProvisions(ctx.store, assignment.module, assignment.version);
     for (const offer of provides) {
-      const accepted = await stillConsuming(ctx, await credentialsAcceptedBy(ctx.store, offer.provision, node, assignment.module));
+      const accepted = await withRetiring(ctx, await stillConsuming(ctx, await credentialsAcceptedBy(ctx.store, offer.provision, node, assignment.module)));
       wanted.push({
         module: assignment.module,
         file: offer,
@@ -126,7 +127,24 @@ async function stillConsuming(ctx: Pick<ControllerContext, 'store'>, rows: reado
   return kept;
 }
 
-async function acceptedList(ctx: Pick<ControllerContext, 'config'>, rows: readonly CredentialRow[], provider: { node: string; module: string; provision: string }): Promise<Buffer> {
+/**
+ * Each consumer's credential, preceded by those a rotation replaced that it may still hold
+ * (provision_retiring_credentials): the provider accepts both until the consumer reports the
+ * new one applied, so a rotation opens no window in which neither works.
+ */
+async function withRetiring(ctx: Pick<ControllerContext, 'store'>, rows: readonly CredentialRow[]): Promise<AcceptedCredential[]> {
+  const accepted: AcceptedCredential[] = [];
+  for (const row of rows) {
+    for (const old of await retiringCredentialsOf(ctx.store, row.provision, row.node, row.module)) if (old.version < row.version) accepted.push(old);
+    accepted.push(row);
+  }
+  return accepted;
+}
+
+/** One line of a provider's list: a consumer's credential, current or still accepted. */
+type AcceptedCredential = Pick<CredentialRow, 'provision' | 'node' | 'module' | 'version' | 'ciphertext' | 'key_id'>;
+
+async function acceptedList(ctx: Pick<ControllerContext, 'config'>, rows: readonly AcceptedCredential[], provider: { node: string; module: string; provision: string }): Promise<Buffer> {
   const lines: Buffer[] = [];
   for (const row of rows) {
     const value = await credentialValue(ctx, row);

@@ -3,7 +3,7 @@ import type { ControllerPart } from '../serve/controller-parts';
 import { checkHandAct, HandActArgs } from '../hand-acts/hand-act-args';
 import { keepHandAct } from '../hand-acts/record-hand-act';
 import { providerStandings, type ProviderStanding } from './provider-standing';
-import { allCredentials } from './provisions.repo';
+import { allCredentials, allRetiringCredentials } from './provisions.repo';
 import { RotateArgs, rotatedText, rotateProvision } from './rotate-provision';
 
 /** The arguments of the `rotate` verb: RotateArgs, and why (required: a rotation is a hand act). */
@@ -20,6 +20,11 @@ export interface CredentialListed {
   provider_module: string;
   version: number;
   issued_at: string;
+  /**
+   * Older versions a rotation replaced that its provider still accepts, until the consumer
+   * reports the new one applied; empty once it has.
+   */
+  still_accepted: number[];
 }
 
 /** What `provisions` answers. */
@@ -41,6 +46,7 @@ export const provisionsPart: ControllerPart = {
       return { result: outcome, text: unkept === null ? rotatedText(outcome) : `${rotatedText(outcome)}\n${unkept}` };
     });
     verbs.register('provisions', ProvisionsArgs, async (ctx) => {
+      const retiring = await allRetiringCredentials(ctx.store);
       const listing: ProvisionsListing = {
         providers: await providerStandings(ctx.store),
         credentials: (await allCredentials(ctx.store)).map((row) => ({
@@ -51,6 +57,7 @@ export const provisionsPart: ControllerPart = {
           provider_module: row.provider_module,
           version: row.version,
           issued_at: new Date(row.issued_at).toISOString(),
+          still_accepted: retiring.filter((old) => old.provision === row.provision && old.node === row.node && old.module === row.module && old.version < row.version).map((old) => old.version),
         })),
       };
       return { result: listing, text: provisionsText(listing) };
@@ -70,7 +77,7 @@ export function provisionsText(listing: ProvisionsListing): string {
   }
   if (listing.providers.length === 0) lines.push('  none on the mesh');
   lines.push('credentials issued:');
-  for (const c of listing.credentials) lines.push(`  ${c.provision}: ${c.module} on ${c.node}, version ${c.version}, issued ${c.issued_at}, accepted by ${c.provider_module} on ${c.provider_node}`);
+  for (const c of listing.credentials) lines.push(`  ${c.provision}: ${c.module} on ${c.node}, version ${c.version}, issued ${c.issued_at}, accepted by ${c.provider_module} on ${c.provider_node}${c.still_accepted.length === 0 ? '' : `, with version ${c.still_accepted.join(', ')} until ${c.node} reports the new one applied`}`);
   if (listing.credentials.length === 0) lines.push('  none');
   return lines.join('\n');
 }

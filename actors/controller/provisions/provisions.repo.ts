@@ -124,6 +124,63 @@ export async function deleteCredential(sql: Sql, provision: string, node: string
   return (await sql.query('DELETE FROM provision_credentials WHERE provision = $1 AND node = $2 AND module = $3 RETURNING node', [provision, node, module])).length > 0;
 }
 
+/**
+ * A credential a rotation replaced, still accepted by the consumer's provider until the
+ * consumer reports the new one applied (provision_retiring_credentials).
+ */
+export interface RetiringCredentialRow {
+  provision: string;
+  node: string;
+  module: string;
+  version: number;
+  ciphertext: string;
+  key_id: string;
+  superseded_at_generation: number;
+}
+
+const RETIRING_COLUMNS = 'provision, node, module, version, ciphertext, key_id, superseded_at_generation';
+
+function retiringOf(row: RetiringCredentialRow): RetiringCredentialRow {
+  return { ...row, version: Number(row.version), superseded_at_generation: Number(row.superseded_at_generation) };
+}
+
+/** Keeps `row`, about to be replaced, as still accepted beside its replacement. */
+export async function keepRetiringCredential(sql: Sql, row: CredentialRow, supersededAtGeneration: number, at: Date): Promise<void> {
+  await sql.query(
+    `INSERT INTO provision_retiring_credentials (${RETIRING_COLUMNS}, superseded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (provision, node, module, version) DO NOTHING`,
+    [row.provision, row.node, row.module, row.version, row.ciphertext, row.key_id, supersededAtGeneration, at],
+  );
+}
+
+/** The replaced credentials of one consumer still accepted, oldest first. */
+export async function retiringCredentialsOf(sql: Sql, provision: string, node: string, module: string): Promise<RetiringCredentialRow[]> {
+  const rows = await sql.query<RetiringCredentialRow>(
+    `SELECT ${RETIRING_COLUMNS} FROM provision_retiring_credentials WHERE provision = $1 AND node = $2 AND module = $3 ORDER BY version`,
+    [provision, node, module],
+  );
+  return rows.map(retiringOf);
+}
+
+/** Every replaced credential still accepted on behalf of `node`'s consumers. */
+export async function retiringCredentialsOnNode(sql: Sql, node: string): Promise<RetiringCredentialRow[]> {
+  return (await sql.query<RetiringCredentialRow>(`SELECT ${RETIRING_COLUMNS} FROM provision_retiring_credentials WHERE node = $1 ORDER BY provision, module, version`, [node])).map(retiringOf);
+}
+
+/** Every replaced credential still accepted, for `provisions` listings. */
+export async function allRetiringCredentials(sql: Sql): Promise<RetiringCredentialRow[]> {
+  return (await sql.query<RetiringCredentialRow>(`SELECT ${RETIRING_COLUMNS} FROM provision_retiring_credentials ORDER BY provision, node, module, version`)).map(retiringOf);
+}
+
+/** Drops one consumer's replaced credentials superseded before `generation`; how many went. */
+export async function dropRetiringCredentials(sql: Sql, provision: string, node: string, module: string, generation: number): Promise<number> {
+  const rows = await sql.query(
+    'DELETE FROM provision_retiring_credentials WHERE provision = $1 AND node = $2 AND module = $3 AND superseded_at_generation < $4 RETURNING version',
+    [provision, node, module, generation],
+  );
+  return rows.length;
+}
+
 /** A credential file as sealed to one node's key (provision_seals). */
 export interface ProvisionSealRow {
   node: string;

@@ -19,6 +19,7 @@ import { unsealableCredentialProblems } from './provider-standing';
 import { revokeNode } from '../release/revoke-node';
 import { provisionsPart, type ProvisionsListing } from './provisions.part';
 import type { Rotated } from './rotate-provision';
+import { retireConfirmedCredentials } from './retire-credentials';
 
 // Provisions through the serving controller's verbs, over a real broker and PostgreSQL: a
 // consumer refused while nothing provides, credentials issued per module per machine and sealed
@@ -72,7 +73,10 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
 
   beforeAll(async () => {
     keys = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh-provision-keys-'));
-    ctx = { ...t.ctx, config: { ...t.ctx.config, controller: { ...t.ctx.config.controller, signing_key_file: path.join(keys, 'controller-signing.key') } } };
+    // The store key lies beside the signing key file: the serving parts (reports among them,
+    // which send a provider its list once a consumer applied a rotated credential) read it too.
+    (t.ctx.config.controller as { signing_key_file: string }).signing_key_file = path.join(keys, 'controller-signing.key');
+    ctx = t.ctx;
     await provisionsPart.start(ctx, t.verbs);
     await secretsPart.start(ctx, t.verbs);
     for (const name of ['pg', 'kilo', 'lima']) {
@@ -140,13 +144,41 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     expect(boxOf(kiloRead, '/etc/worker/db-credential')).toBe(kiloWorkerBox);
     expect(await generations('lima')).toBe(before.lima);
     expect((await ctx.store.query<{ box: string }>("SELECT box FROM provision_seals WHERE node = 'lima'"))[0]?.box).toBe(limaBox);
+    // No outage window: the provider accepts the old credential beside the new one.
     const accepted = opened(await latest('pg'), 'pg', '/etc/db/accepted');
-    expect(accepted).toContain(`kilo app ${newValue}\n`);
-    expect(accepted).not.toContain(values[0] as string);
+    expect(accepted.split('\n')).toEqual([`kilo app ${values[0]}`, `kilo app ${newValue}`, `kilo worker ${values[1]}`, `lima app ${values[2]}`, '']);
     expect(await ctx.store.query("SELECT verb, subject, why FROM hand_acts WHERE verb = 'rotate'")).toEqual([
       { verb: 'rotate', subject: 'app-database consumer kilo module app', why: 'printed in a crash log' },
     ]);
     await expect(call('rotate', { provision: 'app-database', consumer: 'pg', why: 'x' })).rejects.toThrow(/no credential of the provision app-database is issued on node pg/);
+  });
+
+  test('the old credential stays accepted until the consumer reports the new one applied', async () => {
+    const kilo = links.get('kilo') as NatsConnection;
+    const read = lastRead.get('kilo') as ReadDeclaration;
+    const pgBefore = await generations('pg');
+    const retiring = () => ctx.store.query("SELECT module, version FROM provision_retiring_credentials WHERE node = 'kilo'");
+
+    // The credential file failed on kilo: it may still hold the old one, which stays accepted.
+    const failed = await t.report(kilo, read, { sequence: 5, report_sequence: 5 }, 'failed');
+    await eventually(async () => ((await ctx.store.query("SELECT 1 FROM reports WHERE node = 'kilo' AND report_sequence = 5")).length === 1 ? true : undefined), "kilo's failed report to be kept");
+    await t.settled();
+    expect(await retireConfirmedCredentials(ctx, failed)).toEqual({ consumers: [], told: [] });
+    expect(await retiring()).toEqual([{ module: 'app', version: 1 }]);
+    expect(await generations('pg')).toBe(pgBefore);
+    const listing = await call<ProvisionsListing>('provisions', {});
+    expect(listing.result.credentials.find((c) => c.node === 'kilo' && c.module === 'app')).toMatchObject({ version: 2, still_accepted: [1] });
+    expect(listing.text).toContain('app on kilo, version 2, issued');
+    expect(listing.text).toMatch(/with version 1 until kilo reports the new one applied/);
+
+    // Applied: the provider is sent its list without the old credential.
+    await t.report(kilo, read, { sequence: 6, report_sequence: 6 }, 'applied');
+    await eventually(async () => ((await retiring()).length === 0 ? true : undefined), 'the old credential to be dropped');
+    await eventually(async () => ((await generations('pg')) > pgBefore ? true : undefined), 'pg to be sent its new list');
+    const accepted = opened(await latest('pg'), 'pg', '/etc/db/accepted');
+    expect(accepted.split('\n')).toEqual([`kilo app ${values[3]}`, `kilo worker ${values[1]}`, `lima app ${values[2]}`, '']);
+    expect(accepted).not.toContain(values[0] as string);
+    expect((await call<ProvisionsListing>('provisions', {})).result.credentials.find((c) => c.node === 'kilo' && c.module === 'app')?.still_accepted).toEqual([]);
   });
 
   test('refuses taking off the last provider while consumers hold credentials', async () => {

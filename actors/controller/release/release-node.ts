@@ -5,6 +5,8 @@ import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { refreshPeers } from '../declarations/send-current';
 import { sendDeclaration } from '../declarations/send-declaration';
 import { completeRelease } from './complete-release';
+import { SeatHolderLeaving } from '../seats/seat-errors';
+import { seatsLostWith, type SeatWithoutHolder } from '../seats/seats-left-without-holder';
 
 /** What `node.release` did. */
 export interface ReleaseOutcome {
@@ -13,6 +15,8 @@ export interface ReleaseOutcome {
   generation: number | null;
   /** True when the node is released already (it held no identity to send a final declaration to). */
   released: boolean;
+  /** The seats this release leaves needed and held by no node on the mesh (only with --force). */
+  seats_left_without_holder: SeatWithoutHolder[];
 }
 
 /**
@@ -23,15 +27,23 @@ export interface ReleaseOutcome {
  *
  * A revoked node (its identity revoked for a re-enrolment that never came) cannot be sent
  * anything, and holds nothing the mesh can reach: it is released at once.
+ *
+ * Refused (SeatHolderLeaving, naming each seat and what needs it) when the node is the last
+ * holder on the mesh of a seat a module on another node still needs, unless `force`: then it
+ * goes, the outcome names the seats left without a holder, and `status` names them until one
+ * is added.
  */
-export async function releaseNode(ctx: ControllerContext, node: string): Promise<ReleaseOutcome> {
+export async function releaseNode(ctx: ControllerContext, node: string, options: { force?: boolean } = {}): Promise<ReleaseOutcome> {
   const state = await nodeState(ctx, node);
   if (state.lifecycle_state === 'released') throw new NodeNotEnrolled(node, 'released');
   if (state.lifecycle_state === 'revoked') {
     await nodeWorkQueue(ctx).run(node, () => completeRelease(ctx, node));
     await refreshPeers(ctx, node);
-    return { node, generation: null, released: true };
+    return { node, generation: null, released: true, seats_left_without_holder: [] };
   }
+  const lost = await seatsLostWith(ctx.store, node);
+  if (lost.length > 0 && options.force !== true) throw new SeatHolderLeaving(node, lost);
+  if (lost.length > 0) ctx.log(`node ${node} released with --force: seat(s) ${lost.map((entry) => entry.seat).join(', ')} left without a holder on the mesh`, { level: 'warn', node });
   const sent = await nodeWorkQueue(ctx).run(node, () => sendDeclaration(ctx, node, 'final'));
-  return { node, generation: sent.generation, released: false };
+  return { node, generation: sent.generation, released: false, seats_left_without_holder: lost };
 }

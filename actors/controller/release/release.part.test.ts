@@ -82,7 +82,7 @@ describe('releasing a node (node.release)', () => {
     await enrolled('zulu');
     await t.issue({ forNode: 'zulu' });
     expect((await getNode(t.ctx.store, 'zulu'))?.lifecycle_state).toBe('revoked');
-    expect(await release('zulu')).toEqual({ node: 'zulu', generation: null, released: true });
+    expect(await release('zulu')).toEqual({ node: 'zulu', generation: null, released: true, seats_left_without_holder: [] });
     expect((await getNode(t.ctx.store, 'zulu'))?.lifecycle_state).toBe('released');
   });
 

@@ -4,6 +4,8 @@ import { refreshPeers } from '../declarations/send-current';
 import { itemsSealedToDeadNkey } from '../secrets/secrets.repo';
 import { NodeNotFound } from '../store/node-not-found';
 import { NodeNotRevocable } from './revoke-errors';
+import { seatsLostWith, type SeatWithoutHolder } from '../seats/seats-left-without-holder';
+import { seatsLeftLines } from './seats-left-lines';
 
 /** One credential the mesh issued for a node, and what became of it. */
 export interface IssuedCredential {
@@ -27,6 +29,11 @@ export interface RevokeOutcome {
   credentials: IssuedCredential[];
   /** What the mesh does not issue, said so that no one looks for it. */
   not_issued: string;
+  /**
+   * The seats it was the last holder of on the mesh that something still needs: an emergency is
+   * not refused for them, so they are said here, and `status` names them until one is added.
+   */
+  seats_left_without_holder: SeatWithoutHolder[];
 }
 
 interface NodeRow {
@@ -62,6 +69,8 @@ export const NOT_ISSUED = 'nothing else: the mesh issues nodes no certificates';
  */
 export async function revokeNode(ctx: ControllerContext, node: string, why: string | null): Promise<RevokeOutcome> {
   const now = ctx.now();
+  // Read while the node is still on the mesh; a revocation is never refused for it.
+  const seatsLeft = await seatsLostWith(ctx.store, node);
   const outcome = await nodeWorkQueue(ctx).run(node, async () => {
     const found = await ctx.store.transaction(async (tx) => {
       const [row] = await tx.query<NodeRow>('SELECT lifecycle_state, nkey, public_key, wireguard_public_key, revoked_at, updated_at FROM nodes WHERE name = $1 FOR UPDATE', [node]);
@@ -99,6 +108,7 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
     return found;
   });
   ctx.log(`node ${node} revoked${why === null ? '' : ` (${why})`}: broker user ${outcome.row.nkey ?? '(none held)'} removed, ${outcome.ended.size} open token(s) ended`, { level: 'warn', node });
+  if (seatsLeft.length > 0) ctx.log(`node ${node} revoked: seat(s) ${seatsLeft.map((entry) => entry.seat).join(', ')} left without a holder on the mesh`, { level: 'warn', node });
   await refreshPeers(ctx, node);
 
   const credentials: IssuedCredential[] = [];
@@ -121,7 +131,7 @@ export async function revokeNode(ctx: ControllerContext, node: string, why: stri
       : `enrolment token issued ${new Date(token.issued_at).toISOString()}${used}: ${state === 'used' ? 'used, so it admits no one' : 'expired'}`;
     credentials.push({ kind: 'token', id: token.id, state, detail });
   }
-  return { node, revoked_at: now.toISOString(), why, credentials, not_issued: NOT_ISSUED };
+  return { node, revoked_at: now.toISOString(), why, credentials, not_issued: NOT_ISSUED, seats_left_without_holder: seatsLeft };
 }
 
 /** The text `mesh-control node revoke` prints. */
@@ -132,6 +142,7 @@ export function formatRevocation(outcome: RevokeOutcome): string {
     ...(outcome.credentials.length === 0 ? ['  (none)'] : outcome.credentials.map((c) => `  ${c.kind} ${c.id}: ${c.detail}`)),
     `  and ${outcome.not_issued}.`,
     `Its host lets go of its store once the broker has refused it; to bring the machine back, mesh-control token issue --node ${outcome.node} and nox-mesh-host enrol --token …; to retire the record, mesh-control node release ${outcome.node}.`,
+    ...seatsLeftLines(outcome.seats_left_without_holder ?? []),
   ].join('\n');
 }
 

@@ -6,6 +6,8 @@ import { meshTally } from '../metrics/mesh-tally';
 import type { RecordReportResult } from '../store/reports.repo';
 import { advanceOnReport, type Advance } from './advance-on-report';
 import { recordNodeReport } from './record-node-report';
+import { retireConfirmedCredentials } from '../provisions/retire-credentials';
+import { messageOf } from '../../shared/message-of';
 import { countReportRejection } from './report-refusals.repo';
 
 /** What became of one message on a node's report subject. */
@@ -64,5 +66,11 @@ export async function receiveReport(ctx: ControllerContext, subject: string, dat
   });
   // Outside the node's queue: the others' queues are waited on here.
   if (outcome.advance.kind === 'released') await refreshPeers(ctx, node);
+  // A consumer that applied a rotated credential lets its provider stop accepting the old one.
+  if (outcome.recorded.accepted) {
+    await retireConfirmedCredentials(ctx, report).catch((error: unknown) => {
+      ctx.log(`provisions: node ${node}'s old credentials are still accepted: ${messageOf(error)}; the next report tries again`, { level: 'warn', node });
+    });
+  }
   return outcome;
 }

@@ -15,6 +15,7 @@ import type { SqlStore } from '../store/sql-store';
 import { listSeats } from './list-seats';
 import { SeatChangeUnclear, SeatHeldBySeveral, SeatHeldThroughModule, SeatHolderNotFound, SeatStillNeeded, SeatTaken } from './seat-errors';
 import { addHolder, isReplicated, removeHolder, seatHoldings, seatNeeds, setReplicated } from './seats.repo';
+import { nodesOnMesh } from './seats-left-without-holder';
 
 /** The arguments of the `seat` verb: a seat and one change to it (`replicated` may ride with `add`). */
 export const SeatChangeArgs = z.strictObject({
@@ -64,6 +65,9 @@ export async function changeSeat(ctx: ControllerContext, args: SeatChangeArgs): 
     const made: string[] = [];
     const holdings = await seatHoldings(tx, seat);
     const holders = [...new Set(holdings.map((holding) => holding.node))];
+    // A holder revoked or released holds the seat in name only: it answers no one, so it
+    // neither blocks a new holder of a single seat nor keeps one from being the last.
+    const onMesh = await nodesOnMesh(tx);
     const replicated = await isReplicated(tx, seat);
     const at = ctx.now();
     if (args.replicated !== undefined && args.replicated !== replicated) {
@@ -73,9 +77,15 @@ export async function changeSeat(ctx: ControllerContext, args: SeatChangeArgs): 
     }
     if (args.add !== undefined) {
       const node = args.add;
-      const other = holders.find((holder) => holder !== node);
+      const other = holders.find((holder) => holder !== node && onMesh.has(holder));
       if (other !== undefined && !(args.replicated ?? replicated)) throw new SeatTaken(seat, other, node, 'nothing was changed');
       if (await addHolder(tx, seat, node, at)) made.push(`added node ${node}`);
+      // A single seat's holder by hand that left the mesh is replaced, not kept beside it.
+      if (!(args.replicated ?? replicated)) {
+        for (const gone of holdings.filter((holding) => holding.module === null && holding.node !== node && !onMesh.has(holding.node))) {
+          if (await removeHolder(tx, seat, gone.node)) made.push(`removed node ${gone.node} (no longer on the mesh)`);
+        }
+      }
     }
     if (args.remove !== undefined) {
       const node = args.remove;
@@ -83,8 +93,8 @@ export async function changeSeat(ctx: ControllerContext, args: SeatChangeArgs): 
       const modules = holdings.filter((holding) => holding.node === node && holding.module !== null).map((holding) => holding.module as string);
       if (modules.length > 0) throw new SeatHeldThroughModule(seat, node, modules);
       if (!byHand) throw new SeatHolderNotFound(seat, node, holders);
-      if (holders.length === 1) {
-        const needs = await seatNeeds(tx, seat);
+      if (onMesh.has(node) && !holders.some((holder) => holder !== node && onMesh.has(holder))) {
+        const needs = (await seatNeeds(tx, seat)).filter((need) => onMesh.has(need.node));
         if (needs.length > 0) throw new SeatStillNeeded(seat, node, needs, 'nothing was changed');
       }
       await removeHolder(tx, seat, node);

@@ -2,6 +2,7 @@ import type { ControllerContext } from '../controller-context';
 import type { ModuleRevision } from '../modules/modules.repo';
 import { SeatNotHeld, SeatStillNeeded, SeatTaken } from './seat-errors';
 import { isReplicated, seatClaimsOf, seatHoldings, seatNeeds } from './seats.repo';
+import { nodesOnMesh } from './seats-left-without-holder';
 
 /**
  * Refuses, before anything is assigned, modules put on `node` whose seats do not allow it: a
@@ -11,7 +12,9 @@ import { isReplicated, seatClaimsOf, seatHoldings, seatNeeds } from './seats.rep
  * assigned.
  */
 export async function refuseSeatClaimsAtAssign(ctx: Pick<ControllerContext, 'store'>, node: string, put: readonly Pick<ModuleRevision, 'name' | 'version'>[]): Promise<void> {
-  const holdings = await seatHoldings(ctx.store);
+  // A holder no longer on the mesh (revoked, released) holds the seat in name only.
+  const onMesh = await nodesOnMesh(ctx.store);
+  const holdings = (await seatHoldings(ctx.store)).filter((holding) => onMesh.has(holding.node));
   const claims = await Promise.all(put.map(async (revision) => ({ module: revision.name, ...(await seatClaimsOf(ctx.store, revision.name, revision.version)) })));
   const heldHere = new Set(claims.flatMap((claim) => claim.holds));
   for (const claim of claims) {
@@ -34,11 +37,13 @@ export async function refuseSeatClaimsAtAssign(ctx: Pick<ControllerContext, 'sto
  */
 export async function refuseLosingNeededSeats(ctx: Pick<ControllerContext, 'store'>, node: string, modules: readonly string[]): Promise<void> {
   const holdings = await seatHoldings(ctx.store);
+  // A holder or a need on a node no longer on the mesh (revoked, released) counts for nothing.
+  const onMesh = await nodesOnMesh(ctx.store);
   const leaving = (holding: { node: string; module: string | null }): boolean => holding.node === node && holding.module !== null && modules.includes(holding.module);
   const lost = new Set(holdings.filter(leaving).map((holding) => holding.seat));
   for (const seat of lost) {
-    if (holdings.some((holding) => holding.seat === seat && !leaving(holding))) continue;
-    const needs = (await seatNeeds(ctx.store, seat)).filter((need) => !(need.node === node && modules.includes(need.module)));
+    if (holdings.some((holding) => holding.seat === seat && !leaving(holding) && onMesh.has(holding.node))) continue;
+    const needs = (await seatNeeds(ctx.store, seat)).filter((need) => onMesh.has(need.node) && !(need.node === node && modules.includes(need.module)));
     if (needs.length > 0) throw new SeatStillNeeded(seat, node, needs, 'nothing was unassigned');
   }
 }

@@ -29,6 +29,20 @@ export class SeatStillNeeded extends OperatorError {
   }
 }
 
+/** `node release` of the last holder on the mesh of a seat something still needs, without --force. */
+export class SeatHolderLeaving extends OperatorError {
+  readonly seats: ReadonlyArray<{ seat: string; needed_by: ReadonlyArray<{ module: string; node: string }> }>;
+  constructor(node: string, seats: ReadonlyArray<{ seat: string; needed_by: ReadonlyArray<{ module: string; node: string }> }>) {
+    const named = seats.map((entry) => `seat ${entry.seat}, which ${entry.needed_by.map((need) => `module ${need.module} on node ${need.node}`).join(', ')} still need${entry.needed_by.length === 1 ? 's' : ''}`).join('; ');
+    const first = seats[0]?.seat ?? 'NAME';
+    super(`node ${node} is the last holder on the mesh of ${named}; it was not released and nothing was sent`, {
+      value: node,
+      next: `add another holder first (mesh-control seat ${first} --add NODE), or unassign what needs it; to release it anyway, leaving the seat without a holder: mesh-control node release ${node} --force`,
+    });
+    this.seats = seats;
+  }
+}
+
 /** A module needs a seat nobody holds, at assign or when a new revision of one that runs says so. */
 export class SeatNotHeld extends OperatorError {
   readonly seat: string;

@@ -18,6 +18,7 @@ import type { OverlaySettings } from '../declarations/overlay-endpoint';
 import { DEFAULT_OVERLAY } from '../nodes/list-nodes';
 import { readOverlayReach } from './read-overlay-reach';
 import { failingProviderProblems, unsealableCredentialProblems } from '../provisions/provider-standing';
+import { seatsWithoutHolderProblems } from '../seats/seats-left-without-holder';
 
 /** Where status is composed from. */
 export interface StatusSources {
@@ -102,6 +103,7 @@ export async function composeStatus(sources: StatusSources): Promise<ControllerS
   problems.push(...reach.problems);
   problems.push(...(await unsealableProblems(sources.store)));
   problems.push(...(await failingProviderProblems(sources.store)), ...(await unsealableCredentialProblems(sources.store)));
+  problems.push(...(await seatsWithoutHolderProblems(sources.store)));
   const repairs = sources.busRepairs?.();
   const certificate = await sources.brokerCertificate?.().catch((error: unknown) => {
     problems.push({ kind: 'certificate', subject: 'broker', detail: `the broker certificate could not be read: ${message(error)}` });

@@ -26,7 +26,11 @@ export class PassMemo {
    * restarts on one (ServiceResource.restart_on) is restarted after it.
    */
   readonly filesWritten = new Set<string>();
-  /** The services this pass restarted or started, so none is restarted twice for one change. */
+  /**
+   * The services this pass restarted or started since one of their restart_on files was last
+   * written, so none is restarted twice for one change. Writing such a file takes the service
+   * out again (see wroteFile): a restart before the write did not read it.
+   */
   readonly servicesRestarted = new Set<string>();
 
   /** Directories held open for the pass, by real path. */
@@ -35,5 +39,19 @@ export class PassMemo {
   /** Closes what the pass holds open; the memo is not used after. */
   close(): void {
     this.held.close();
+  }
+
+  /** The running services whose restart_on names each declared path, for wroteFile. */
+  readonly restartOn = new Map<string, string[]>();
+  /**
+   * Services owed a restart by an earlier pass (HostState.restarts_owed): one killed between
+   * writing a file they restart on and restarting them. Restarted as if the file changed now.
+   */
+  readonly restartsOwed = new Set<string>();
+
+  /** Notes that the pass wrote the file at `path` (applied and read back). */
+  wroteFile(path: string): void {
+    this.filesWritten.add(path);
+    for (const service of this.restartOn.get(path) ?? []) this.servicesRestarted.delete(service);
   }
 }

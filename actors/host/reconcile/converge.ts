@@ -72,6 +72,7 @@ export async function converge(declared: readonly Resource[], options: ConvergeO
 }
 
 async function convergeWith(declared: readonly Resource[], options: ConvergeOptions, deps: ConvergeDeps): Promise<ResourceResult[]> {
+  noteRestartOn(declared, deps);
   const results: ResourceResult[] = [];
   results.push(...(await finishHandBacks(new Set(declared.map(resourceKey)), deps)));
   // What a batch applied is recorded with the next batch's first write (see convergeBatch).
@@ -97,6 +98,7 @@ async function convergeWith(declared: readonly Resource[], options: ConvergeOpti
     if (owed !== undefined) await recordAfterSyncs(owed, deps);
   }
   if (!deps.ctx.signal?.aborted) await restartOnLateFiles(declared, results, deps);
+  if (!deps.ctx.signal?.aborted) await settleOwedRestarts(options, deps);
   if (options.removeUndeclared && !deps.ctx.signal?.aborted) {
     const keep = new Set(declared.map(resourceKey));
     // What the host owns and no longer declares, and any key left marked `applying` by a host
@@ -361,7 +363,7 @@ async function convergeBatch(batch: readonly Resource[], deps: ConvergeDeps, owe
   const found = lines.length > 0 || records.length > 0 || marks.length > 0 ? committed(deps, { lines, records: [...records], mark: marks }) : undefined;
   records.length = 0;
   if (pending.length === 0) return { results: results.filter((r) => r !== undefined), owed: both(owed, found) };
-  const firstWrite = both(owed, found);
+  const firstWrite = both(both(owed, found), owedRestarts(pending, deps));
   if (firstWrite !== undefined) await recordAfterSyncs(firstWrite, deps);
 
   // Marked first, then prepared: a host killed while preparing leaves temporaries of keys it
@@ -412,7 +414,8 @@ async function restartOnLateFiles(declared: readonly Resource[], results: Resour
     if (resource.shape !== 'service' || resource.restart_on === undefined || pass.servicesRestarted.has(resource.name)) continue;
     const written = resource.restart_on.find((path) => pass.filesWritten.has(path));
     const at = results.findIndex((result) => result.key === resourceKey(resource));
-    if (written === undefined || at < 0 || results[at]?.outcome !== 'unchanged') continue;
+    const outcome = results[at]?.outcome;
+    if (written === undefined || at < 0 || (outcome !== 'unchanged' && outcome !== 'applied')) continue;
     const observed = await applier.observe(resource, deps.ctx).catch(() => undefined);
     if (observed === undefined || observed.differences.length === 0) continue;
     try {
@@ -422,6 +425,57 @@ async function restartOnLateFiles(declared: readonly Resource[], results: Resour
       results[at] = { key: resourceKey(resource), shape: 'service', outcome: 'failed', detail: `restart after ${written} changed: ${messageOf(error)}` };
     }
   }
+}
+
+/**
+ * Tells the pass which running services restart on which declared files, and which restarts an
+ * earlier pass owed and did not carry out (HostState.restarts_owed).
+ */
+function noteRestartOn(declared: readonly Resource[], deps: ConvergeDeps): void {
+  const pass = deps.ctx.pass;
+  if (pass === undefined) return;
+  for (const resource of declared) {
+    if (resource.shape !== 'service' || resource.state !== 'running' || resource.restart_on === undefined) continue;
+    for (const path of resource.restart_on) pass.restartOn.set(path, [...(pass.restartOn.get(path) ?? []), resource.name]);
+  }
+  for (const name of deps.state.current().restarts_owed ?? []) pass.restartsOwed.add(name);
+}
+
+/**
+ * The services that restart on a file about to be written in this batch, recorded as owed a
+ * restart in the store write made before any of the batch is applied: a host killed between
+ * the file and the restart finds the file already as declared on its next pass, and only this
+ * record says the service has not read it. Undefined when none is newly owed.
+ */
+function owedRestarts(pending: readonly PendingApply[], deps: ConvergeDeps): StateChange | undefined {
+  const restartOn = deps.ctx.pass?.restartOn;
+  if (restartOn === undefined || restartOn.size === 0) return undefined;
+  const already = new Set(deps.state.current().restarts_owed ?? []);
+  const owed = new Set(pending.flatMap((item) => (item.resource.shape === 'file' ? (restartOn.get(item.resource.path) ?? []) : [])).filter((name) => !already.has(name)));
+  if (owed.size === 0) return undefined;
+  return (s) => ({ ...s, restarts_owed: [...(s.restarts_owed ?? []), ...[...owed].filter((name) => !(s.restarts_owed ?? []).includes(name))] });
+}
+
+/**
+ * Clears the restarts owed that this pass carried out (a service restarted or started after the
+ * last write of its files), and, when `declared` is everything the host holds
+ * (removeUndeclared: not an overlay declaration, which adds alone), those of services no longer
+ * declared running with restart_on. One whose restart failed, or whose file could not be
+ * written, stays owed: the next pass restarts it, at worst once more than needed, never once
+ * too few.
+ */
+async function settleOwedRestarts(options: ConvergeOptions, deps: ConvergeDeps): Promise<void> {
+  const pass = deps.ctx.pass;
+  const owed = deps.state.current().restarts_owed;
+  if (pass === undefined || owed === undefined) return;
+  const declared = new Set([...pass.restartOn.values()].flat());
+  const keep = owed.filter((name) => (declared.has(name) || !options.removeUndeclared) && !pass.servicesRestarted.has(name));
+  if (keep.length === owed.length) return;
+  await deps.state.update((s) => {
+    const { restarts_owed: _cleared, ...rest } = s;
+    const left = (s.restarts_owed ?? []).filter((name) => keep.includes(name) || !owed.includes(name));
+    return left.length === 0 ? rest : { ...rest, restarts_owed: left };
+  });
 }
 
 /** True for a service whose restart_on names a file already pending in this batch. */
@@ -514,7 +568,7 @@ async function applyOne(item: PendingApply, deps: ConvergeDeps, records: RecordE
     return { ...base, outcome: 'failed', detail: `applied, but reading back shows: ${why}`, ...(output === undefined ? {} : { output }) };
   }
   records.push(entry);
-  if (resource.shape === 'file') deps.ctx.pass?.filesWritten.add(resource.path);
+  if (resource.shape === 'file') deps.ctx.pass?.wroteFile(resource.path);
   return { ...base, outcome: 'applied', detail: now.differences.join('; '), ...(output === undefined ? {} : { output }) };
 }
 

@@ -9,6 +9,7 @@ import { directoryApplier } from '../appliers/directory.applier';
 import { fileApplier } from '../appliers/file.applier';
 import { serviceApplier } from '../appliers/service/service.applier';
 import { startStopDaemonBackend } from '../appliers/service/start-stop-daemon.backend';
+import type { ServiceBackend } from '../appliers/service/service-backend';
 import { HostStore } from '../store/host-store';
 import { StateHandle } from '../store/state-handle';
 import { converge, type Adopter, type ConvergeDeps } from './converge';
@@ -112,5 +113,78 @@ describe('a service with restart_on', () => {
     await converge(reversed, { removeUndeclared: true }, deps);
 
     expect(running('app')).not.toBe(before);
+  });
+
+  // Regression: a host killed after writing a rotated credential and before restarting the
+  // service that reads it found the file already as declared on its next pass, and the service
+  // kept the old credential for good. The store a kill at that instant leaves is taken by
+  // copying the state directory when the restart begins; a fresh pass over it must restart.
+  test('killed between its file and its restart, is restarted by the next pass from the store left behind', async () => {
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    const before = { app: running('app'), other: running('other') };
+    const snapshot = await fs.mkdtemp(path.join(os.tmpdir(), 'restart-on-killed-'));
+    const real = startStopDaemonBackend();
+    const killedAtRestart: ServiceBackend = {
+      ...real,
+      status: (name, ctx) => real.status(name, ctx),
+      start: (name, ctx) => real.start(name, ctx),
+      enable: (name, ctx) => real.enable(name, ctx),
+      disable: (name, ctx) => real.disable(name, ctx),
+      async stop(name) {
+        await fs.cp(deps.ctx.stateDir, snapshot, { recursive: true });
+        throw new Error(`killed before restarting ${name}`);
+      },
+    };
+
+    await converge(declaration('two', 'one'), { removeUndeclared: true }, { ...deps, appliers: { ...deps.appliers, service: serviceApplier(killedAtRestart) } });
+    expect(running('app')).toBe(before.app);
+
+    const store = new HostStore(snapshot);
+    const left = (await store.load()).state;
+    expect(left.restarts_owed).toEqual(['app']);
+    const restarted: ConvergeDeps = { ...deps, state: new StateHandle(store, left), ctx: { ...deps.ctx, stateDir: snapshot } };
+    try {
+      const results = await converge(declaration('two', 'one'), { removeUndeclared: true }, restarted);
+
+      expect(results.find((r) => r.key === 'file:/etc/app/credential')).toMatchObject({ outcome: 'unchanged' });
+      expect(results.find((r) => r.key === 'service:app')).toMatchObject({ outcome: 'applied', detail: expect.stringContaining('restart: owed') });
+      const after = running('app');
+      expect(after).not.toBe(before.app);
+      expect(alive(before.app)).toBe(false);
+      expect(running('other')).toBe(before.other);
+      expect(restarted.state.current().restarts_owed).toBeUndefined();
+      expect((await new HostStore(snapshot).load()).state.restarts_owed).toBeUndefined();
+
+      // Carried out once: the pass after keeps the new process.
+      await converge(declaration('two', 'one'), { removeUndeclared: true }, restarted);
+      expect(running('app')).toBe(after);
+    } finally {
+      await fs.rm(snapshot, { recursive: true, force: true });
+    }
+  });
+
+  test('restarted earlier in a pass than its file is written, is restarted again after the file', async () => {
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    running('app');
+    // Stopped by hand: the pass starts it at its turn, before its file (declared after it).
+    const stopped = pidOf('app');
+    process.kill(stopped, 'SIGKILL');
+    const reversed = [...declaration('two', 'one')].reverse();
+
+    const results = await converge(reversed, { removeUndeclared: true }, deps);
+
+    expect(results.find((r) => r.key === 'service:app')).toMatchObject({ outcome: 'applied', detail: expect.stringContaining('restart: /etc/app/credential changed') });
+    expect(deps.state.current().restarts_owed).toBeUndefined();
+  });
+
+  test('a restart owed to a service no longer declared is dropped by a full pass, and kept by one that only adds', async () => {
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    await deps.state.update((state) => ({ ...state, restarts_owed: ['gone'] }));
+
+    await converge(declaration('one', 'one'), { removeUndeclared: false }, deps);
+    expect(deps.state.current().restarts_owed).toEqual(['gone']);
+
+    await converge(declaration('one', 'one'), { removeUndeclared: true }, deps);
+    expect(deps.state.current().restarts_owed).toBeUndefined();
   });
 });

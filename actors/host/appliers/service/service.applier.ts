@@ -39,7 +39,7 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
       }
       const differences = serviceDifferences(resource, status);
       const changed = restartDue(resource, status, ctx);
-      if (changed !== undefined) differences.push(`restart: ${changed} changed in this pass`);
+      if (changed !== undefined) differences.push(`restart: ${changed}`);
       return { present: status.exists, differences };
     },
 
@@ -97,14 +97,17 @@ export function serviceApplier(backend: ServiceBackend): Applier<ServiceResource
 }
 
 /**
- * The first of `resource.restart_on` this pass wrote, when the service is declared and found
- * running and was not restarted (or started) since in this pass; undefined otherwise. A service
- * found stopped is simply started, which reads the new file anyway.
+ * Why the service is due a restart, when it is declared and found running and was not restarted
+ * (or started) since in this pass: the first of `resource.restart_on` this pass wrote, or a
+ * restart an earlier pass owed it and could not carry out (HostState.restarts_owed); undefined
+ * otherwise. A service found stopped is simply started, which reads the new file anyway.
  */
 export function restartDue(resource: ServiceResource, status: ServiceStatus, ctx: ApplyContext): string | undefined {
   if (resource.restart_on === undefined || resource.state !== 'running' || !status.exists || !status.running) return undefined;
   if (ctx.pass === undefined || ctx.pass.servicesRestarted.has(resource.name)) return undefined;
-  return resource.restart_on.find((path) => ctx.pass?.filesWritten.has(path));
+  const written = resource.restart_on.find((path) => ctx.pass?.filesWritten.has(path));
+  if (written !== undefined) return `${written} changed in this pass`;
+  return ctx.pass.restartsOwed.has(resource.name) ? 'owed since an earlier pass wrote a file it restarts on and stopped before restarting it' : undefined;
 }
 
 /** What differs between a declared service and what the init says, one readable line each. */
