@@ -6,6 +6,7 @@ import { ready } from '../../shared/crypto/sodium';
 import type { ControllerContext } from '../controller-context';
 import { assignmentsOf } from '../modules/modules.repo';
 import { NodeKeyDead } from '../secrets/secret-errors';
+import { liveKeyOf } from '../secrets/seal-for-node';
 import { credentialValue, issueCredential } from './issue-credential';
 import { AcceptedListTooLarge, ProvisionUnprovided } from './provision-errors';
 import {
@@ -186,14 +187,4 @@ async function sealed(ctx: Pick<ControllerContext, 'store'>, node: string, key: 
 
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-/** The node's Ed25519 key when it holds one not recorded dead; undefined otherwise. */
-async function liveKeyOf(ctx: Pick<ControllerContext, 'store'>, node: string): Promise<string | undefined> {
-  const [row] = await ctx.store.query<{ public_key: string | null; dead: boolean }>(
-    'SELECT n.public_key, EXISTS (SELECT 1 FROM dead_node_keys d WHERE d.public_key = n.public_key) AS dead FROM nodes n WHERE n.name = $1',
-    [node],
-  );
-  if (row === undefined || row.public_key === null || row.dead) return undefined;
-  return row.public_key;
 }

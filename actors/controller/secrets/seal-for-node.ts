@@ -87,7 +87,7 @@ function secretFilesOf(modules: readonly ModuleResources[]): Array<{ module: str
 }
 
 /** The node's Ed25519 key when it holds one that is not recorded dead; undefined otherwise. */
-async function liveKeyOf(ctx: Pick<ControllerContext, 'store'>, node: string): Promise<string | undefined> {
+export async function liveKeyOf(ctx: Pick<ControllerContext, 'store'>, node: string): Promise<string | undefined> {
   const [row] = await ctx.store.query<{ public_key: string | null; dead: boolean }>(
     'SELECT n.public_key, EXISTS (SELECT 1 FROM dead_node_keys d WHERE d.public_key = n.public_key) AS dead FROM nodes n WHERE n.name = $1',
     [node],
