@@ -28,6 +28,13 @@ describe('the profile', () => {
     expect(expectRoundTrip(Profile, moved, 'profile')).toEqual(moved);
   });
 
+  it('takes a key path under a folder with a space or a semicolon, which PostUp quotes', () => {
+    for (const keyPath of ['/tmp/mesh hosts/a1/wireguard.key', '/var/lib/k;reboot']) {
+      const moved = { ...alpine, wireguard_key_path: keyPath };
+      expect(expectRoundTrip(Profile, moved, 'profile')).toEqual(moved);
+    }
+  });
+
   it.each<RefusalCase>([
     { name: 'an os id with capitals', input: { ...alpine, os: { id: 'Alpine' } }, path: 'profile.os.id', says: /os-release ID/ },
     { name: 'an architecture with a space', input: { ...alpine, arch: 'x86 64' }, path: 'profile.arch', says: /architecture/ },
@@ -38,9 +45,10 @@ describe('the profile', () => {
     { name: 'an empty kernel release', input: { ...alpine, kernel: '' }, path: 'profile.kernel', says: /must not be empty/ },
     { name: 'a missing host kind', input: { ...alpine, host_kind: undefined }, path: 'profile.host_kind', says: /required/ },
     // wg-quick runs PostUp through a shell as root: nothing a shell reads specially gets in.
-    { name: 'a key path with a command in it', input: { ...alpine, wireguard_key_path: '/var/lib/k;reboot' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a key path that would close its quotes', input: { ...alpine, wireguard_key_path: "/var/lib/k';reboot;'" }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a key path wg-quick would cut at a comment', input: { ...alpine, wireguard_key_path: '/var/lib/k#x' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
+    { name: 'a key path with a line break', input: { ...alpine, wireguard_key_path: '/var/lib/k\nPostUp = reboot' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
     { name: 'a relative key path', input: { ...alpine, wireguard_key_path: 'var/lib/mesh-host/wireguard.key' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
-    { name: 'a key path with a space', input: { ...alpine, wireguard_key_path: '/srv/my hosts/wireguard.key' }, path: 'profile.wireguard_key_path', says: /absolute path/ },
     { name: 'a key path climbing out with ..', input: { ...alpine, wireguard_key_path: '/srv/../etc/shadow' }, path: 'profile.wireguard_key_path', says: /\.\./ },
     { name: 'an unknown field in the os', input: { ...alpine, os: { ...alpine.os, codename: 'x' } }, path: 'profile.os.codename', says: /unknown field/ },
   ])('refuses $name', ({ input, path, says }) => {

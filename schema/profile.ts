@@ -16,7 +16,9 @@ export type WireGuardSupport = z.infer<typeof WireGuardSupport>;
 export const WireGuardKeyPath = z
   .string()
   .max(1024, { error: 'at most 1024 characters' })
-  .regex(/^(?:\/[A-Za-z0-9._+-]+)+$/, { error: 'expected an absolute path of letters, digits, "._+-" and "/" like "/var/lib/mesh-host/wireguard.key"' })
+  // PostUp quotes it (see renderWireguardConfig); what a quote, wg-quick's comments (#), its %i
+  // or a line break would change cannot be in it.
+  .regex(/^(?:\/[^/'#%\p{Cc}]+)+$/u, { error: 'expected an absolute path like "/var/lib/mesh-host/wireguard.key", without a quote (\'), "#", "%" or a control character' })
   .refine((text) => !text.split('/').includes('..'), { error: 'must not contain a ".." part' });
 /** See {@link WireGuardKeyPath}. */
 export type WireGuardKeyPath = z.infer<typeof WireGuardKeyPath>;

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Declaration } from '../../../schema/declaration';
 import { overlayFor, type OverlayMember } from './overlay-for';
 import { overlayResources } from './overlay-resources';
@@ -42,6 +46,31 @@ describe('the overlay of one node', () => {
     const text = wireguard?.shape === 'file' && 'text' in wireguard.content ? wireguard.content.text : '';
     expect(text).toContain('\nPostUp = wg set %i private-key /srv/hosts/b/var/lib/mesh-host/wireguard.key\n');
     expect(text).not.toContain('private-key /var/lib/');
+  });
+
+  test('quotes a key path with a space or a semicolon so wg-quick and the sync action read it as one path', () => {
+    const keyPath = '/tmp/mesh hosts/b;x/wireguard.key';
+    const [wireguard, ...rest] = overlayResources('bravo', overlayFor(bravo, [alpha, bravo], 51820), 'mesh0', { init: 'systemd', wireguard: 'kernel', wireguard_key_path: keyPath });
+    const text = wireguard?.shape === 'file' && 'text' in wireguard.content ? wireguard.content.text : '';
+    const postUp = /^PostUp = (.*)$/m.exec(text)?.[1] ?? '';
+    expect(postUp).toBe(`wg set %i private-key '${keyPath}'`);
+    // wg-quick runs the hook with `eval` after putting the interface's name for %i.
+    const words = execFileSync('bash', ['-c', `eval "printf '%s\\n' \${1//%i/mesh0}"`, 'hook', postUp], { encoding: 'utf8' });
+    expect(words).toBe(`wg\nset\nmesh0\nprivate-key\n${keyPath}\n`);
+    // The sync action reads the path back out of the configuration with its own sed line.
+    const sync = rest.find((resource) => resource.shape === 'action');
+    const script = sync?.shape === 'action' ? sync.argv.join(' ') : '';
+    const read = /key=\$\((sed .*\.conf" \| sed "[^"]*")\)/.exec(script)?.[1] ?? '';
+    expect(read).not.toBe('');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mesh-postup-'));
+    try {
+      mkdirSync(path.join(dir, 'etc', 'wireguard'), { recursive: true });
+      writeFileSync(path.join(dir, 'etc', 'wireguard', 'mesh0.conf'), text);
+      const got = execFileSync('sh', ['-c', `root=$1; iface=mesh0; printf '%s' "$(${read})"`, 'sync', dir], { encoding: 'utf8' });
+      expect(got).toBe(keyPath);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('writes the names in hosts form', () => {

@@ -55,7 +55,8 @@ const SYNC_SCRIPT = [
   '  stripped=$(mktemp); trap \'rm -f "$stripped"\' EXIT',
   '  wg-quick strip "$root/etc/wireguard/$iface.conf" >"$stripped"',
   '  wg syncconf "$iface" "$stripped"',
-  '  key=$(sed -n "s/^PostUp = wg set %i private-key //p" "$root/etc/wireguard/$iface.conf")',
+  // PostUp names the key as one shell word, quoted when it holds a space (see shellWord).
+  '  key=$(sed -n "s/^PostUp = wg set %i private-key //p" "$root/etc/wireguard/$iface.conf" | sed "s/^\'\\(.*\\)\'\\$/\\1/")',
   '  if [ -n "$key" ] && [ -f "$key" ]; then wg set "$iface" private-key "$key"; fi',
   // Lines are `KEY<TAB>CIDR CIDR…`; a key may hold "/" itself, so only the field after the tab is read.
   '  wanted=$(wg show "$iface" allowed-ips | cut -f2 | tr " " "\\n" | grep -E "^[0-9A-Fa-f.:]+/[0-9]+$" || true)',

@@ -22,7 +22,7 @@ export function renderWireguardConfig(nodeName: string, overlay: Overlay, keyPat
     '[Interface]',
     `Address = ${overlay.address}`,
     ...(overlay.listen_port === undefined ? [] : [`ListenPort = ${overlay.listen_port}`]),
-    `PostUp = wg set %i private-key ${keyPath}`,
+    `PostUp = wg set %i private-key ${shellWord(keyPath)}`,
   ];
   for (const peer of overlay.peers) {
     lines.push(
@@ -36,4 +36,13 @@ export function renderWireguardConfig(nodeName: string, overlay: Overlay, keyPat
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `path` as one word for the shell wg-quick runs PostUp in: as it is when plain, else in single
+ * quotes (the profile's contract keeps quotes, "#", "%" and line breaks out of it), so a state
+ * directory under a folder with a space still names its key.
+ */
+export function shellWord(path: string): string {
+  return /^[A-Za-z0-9._+/-]+$/.test(path) ? path : `'${path}'`;
 }

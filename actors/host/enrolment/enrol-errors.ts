@@ -101,7 +101,7 @@ export class StateDirUnfitForOverlay extends OperatorError {
   constructor(keyPath: string, problem: string) {
     super(`the WireGuard key's path in this host's state directory cannot be named in the overlay's configuration (${problem}); path`, {
       value: keyPath,
-      next: 'run the host with a --state-dir (or --root) whose path has only letters, digits, "._+-" and "/", then enrol again',
+      next: 'run the host with a --state-dir (or --root) whose path has no quote (\'), "#", "%" or control character, then enrol again',
     });
   }
 }
