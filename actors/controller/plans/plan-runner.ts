@@ -7,59 +7,11 @@ import { planLogic, type PlanLogic } from './plan.actor';
 import { PlanWrittenElsewhere } from './plan-errors';
 import { planTierStep } from './plan-tiers';
 import { writePlan, type PlanRow } from './plans.repo';
-import { backoffCeiling, type LinkBackoff } from '../../../machines/link.machine';
+import { PLAN_NODE_SEND_BOUND_MS, PLAN_SEND_RETRY, sendWithRetries, type SendRetry } from './send-with-retries';
 import { sendPlanRevision, type NodeSendOutcome, type PlanRevision } from './send-plan-revision';
 
 /** The clock a plan's wait runs on (XState's actor clock; `SimulatedClock` in tests). */
 export type PlanClock = NonNullable<ActorOptions<PlanLogic>['clock']>;
-
-/**
- * Longest one node's send may take before the plan counts it failed. Every broker request a send
- * makes has its own limit (the longest, asserting the stream on a cluster electing its leader,
- * 20 s; a send that asserts, publishes, asserts again and publishes again stays under a minute),
- * so this is the last guard: a send still pending then is stuck on something that will not
- * answer, and the plan must hear of it rather than wait in `sending` for ever.
- */
-export const PLAN_NODE_SEND_BOUND_MS = 120_000;
-
-/**
- * `send`'s outcome, or failed once `boundMs` has passed without one. The send itself is left to
- * end (it holds its node's work queue until it does, so a later send to that node cannot
- * overtake it), but the plan goes on without waiting for it.
- */
-export async function withinBound(send: Promise<NodeSendOutcome>, boundMs: number): Promise<NodeSendOutcome> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<NodeSendOutcome>((resolve) => {
-    timer = setTimeout(() => resolve({ failed: `the send did not end within ${Math.round(boundMs / 1000)} s (a broker or store request that never answered)` }), boundMs);
-  });
-  try {
-    return await Promise.race([send.catch((error: unknown): NodeSendOutcome => ({ failed: error instanceof Error ? error.message : String(error) })), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * How often one node's send is tried when the broker or the store did not answer (a server
- * killed, a cluster electing its leaders, the store's connections cut), and the waits between:
- * the link's own backoff (backoffCeiling) from a second, doubling, jittered down. Seven attempts
- * span about a minute of waiting, past a cluster's elections after a server dies; what still
- * fails stops the plan with the note naming the node, for a person to retry.
- */
-export const PLAN_SEND_RETRY: LinkBackoff & { attempts: number } = { firstMs: 1_000, capMs: 30_000, attempts: 7 };
-
-/** Resolves after `ms`, or at once when `signal` aborts (the plan left the state that sends). */
-function waitOrAbort(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** What a runner is given by the plan book. */
 export interface PlanRunnerDeps {
@@ -74,7 +26,7 @@ export interface PlanRunnerDeps {
   /** Asked before each node is sent, with the send's signal: a hook for tests to hold a send. */
   beforeSend?: (plan: number, node: string, signal: AbortSignal) => Promise<void>;
   /** How a send the broker or store did not answer is tried again; PLAN_SEND_RETRY unless given. */
-  sendRetry?: LinkBackoff & { attempts: number };
+  sendRetry?: SendRetry;
   /** Longest one node's send may take before it counts as failed; PLAN_NODE_SEND_BOUND_MS unless given. */
   sendBoundMs?: number;
   /** The plan ended (done, closed, superseded) and that was written. */
@@ -194,22 +146,18 @@ export class PlanRunner {
     const work = (async (): Promise<NodeSendOutcome> => {
       await this.#deps.beforeSend?.(this.id, node, signal);
       if (signal.aborted) return { failed: 'the plan left the state that sends' };
-      const retry = this.#deps.sendRetry ?? PLAN_SEND_RETRY;
-      for (let failures = 1; ; failures += 1) {
-        const outcome = await withinBound(sendPlanRevision(this.#deps.ctx, this.revision, node, { resend }), this.#deps.sendBoundMs ?? PLAN_NODE_SEND_BOUND_MS);
-        if (!('failed' in outcome)) return outcome;
-        const again = outcome.passing === true && failures < retry.attempts && !signal.aborted && !this.#stopped;
-        // The link's backoff, jittered down by up to half so nodes failed together do not retry in step.
-        const wait = again ? Math.round(backoffCeiling(failures, retry) * (1 - Math.random() / 2)) : 0;
+      return sendWithRetries(() => sendPlanRevision(this.#deps.ctx, this.revision, node, { resend }), {
+        retry: this.#deps.sendRetry ?? PLAN_SEND_RETRY,
+        boundMs: this.#deps.sendBoundMs ?? PLAN_NODE_SEND_BOUND_MS,
+        signal,
+        stopped: () => this.#stopped,
         // Counted in the log, each attempt, with what the plan does next.
-        this.#deps.ctx.log(
-          `plans: plan ${this.id} could not send node ${node} ${this.revision.module} ${this.revision.version} (attempt ${failures}): ${outcome.failed}; ${again ? `trying again in ${(wait / 1000).toFixed(1)} s` : 'the plan stops on it'}`,
-          { level: 'warn', plan: this.id, node, attempt: failures },
-        );
-        if (!again) return outcome;
-        await waitOrAbort(wait, signal);
-        if (signal.aborted) return { failed: outcome.failed };
-      }
+        failed: (attempt, reason, waitMs) =>
+          this.#deps.ctx.log(
+            `plans: plan ${this.id} could not send node ${node} ${this.revision.module} ${this.revision.version} (attempt ${attempt}): ${reason}; ${waitMs === undefined ? 'the plan stops on it' : `trying again in ${(waitMs / 1000).toFixed(1)} s`}`,
+            { level: 'warn', plan: this.id, node, attempt },
+          ),
+      });
     })();
     this.#sends.add(work);
     void work.finally(() => this.#sends.delete(work)).catch(() => undefined);
