@@ -76,6 +76,7 @@ export async function withinBound(send: Promise<NodeSendOutcome>, boundMs: numbe
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function waitOrAbort(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
