@@ -32,6 +32,11 @@ describe('a node send of a plan', () => {
     expect(await withinBound(Promise.reject(new Error('store gone')), 1_000)).toEqual({ failed: 'store gone' });
   });
 
+  test('that throws because the store\'s connection was reset counts as a failure to try again', async () => {
+    const reset = Object.assign(new Error('connect ECONNRESET 127.0.0.1:43619'), { code: 'ECONNRESET' });
+    expect(await withinBound(Promise.reject(reset), 1_000)).toEqual({ failed: 'connect ECONNRESET 127.0.0.1:43619', passing: true });
+  });
+
   test('that the broker did not answer is tried again and its later success is the outcome', async () => {
     const fake = fakeSend({ failed: 'timeout', passing: true }, { failed: 'jetstream is not enabled', passing: true }, SENT);
     const told: string[] = [];

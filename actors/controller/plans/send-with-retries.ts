@@ -1,4 +1,5 @@
 import { backoffCeiling, type LinkBackoff } from '../../../machines/link.machine';
+import { isPassingSendFailure } from './send-failure';
 import type { NodeSendOutcome } from './send-plan-revision';
 
 /**
@@ -68,7 +69,9 @@ export async function withinBound(send: Promise<NodeSendOutcome>, boundMs: numbe
     timer = setTimeout(() => resolve({ failed: `the send did not end within ${Math.round(boundMs / 1000)} s (a broker or store request that never answered)` }), boundMs);
   });
   try {
-    return await Promise.race([send.catch((error: unknown): NodeSendOutcome => ({ failed: error instanceof Error ? error.message : String(error) })), late]);
+    // A send that threw (its store reads before the send proper) is classed as sendPlanRevision classes its own.
+    const thrown = (error: unknown): NodeSendOutcome => ({ failed: error instanceof Error ? error.message : String(error), ...(isPassingSendFailure(error) ? { passing: true } : {}) });
+    return await Promise.race([send.catch(thrown), late]);
   } finally {
     clearTimeout(timer);
   }
