@@ -60,13 +60,13 @@ export async function sendWithRetries(send: () => Promise<NodeSendOutcome>, opti
 /**
  * `send`'s outcome, or failed once `boundMs` has passed without one. The send itself is left to
  * end (it holds its node's work queue until it does, so a later send to that node cannot
- * overtake it), but the plan goes on without waiting for it. Not `passing`: a retry would only
- * queue behind it.
+ * overtake it), but the plan goes on without waiting for it. It is `passing`: the attempt after
+ * queues behind the stuck one and goes out as soon as that ends, still within its own bound.
  */
 export async function withinBound(send: Promise<NodeSendOutcome>, boundMs: number): Promise<NodeSendOutcome> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<NodeSendOutcome>((resolve) => {
-    timer = setTimeout(() => resolve({ failed: `the send did not end within ${Math.round(boundMs / 1000)} s (a broker or store request that never answered)` }), boundMs);
+    timer = setTimeout(() => resolve({ failed: `the send did not end within ${Math.round(boundMs / 1000)} s (a broker or store request that never answered)`, passing: true }), boundMs);
   });
   try {
     // A send that threw (its store reads before the send proper) is classed as sendPlanRevision classes its own.
