@@ -13,7 +13,10 @@ export interface PlanRevision {
   seq: number;
 }
 
-/** What became of sending one node a plan's revision. */
+/**
+ * What became of sending one node a plan's revision. A failure is `passing` when the broker or
+ * the store failed it (isPassingSendFailure): the plan runner tries it again after a wait.
+ */
 export type NodeSendOutcome = { sent: PlanSend } | { failed: string; passing?: boolean } | { skipped: string };
 
 /**
