@@ -154,7 +154,7 @@ export class PlanRunner {
         // Counted in the log, each attempt, with what the plan does next.
         failed: (attempt, reason, waitMs) =>
           this.#deps.ctx.log(
-            `plans: plan ${this.id} could not send node ${node} ${this.revision.module} ${this.revision.version} (attempt ${attempt}): ${reason}; ${waitMs === undefined ? 'the plan stops on it' : `trying again in ${(waitMs / 1000).toFixed(1)} s`}`,
+            `plans: plan ${this.id} could not send node ${node} ${this.revision.module} ${this.revision.version} (attempt ${attempt}): ${reason}; ${waitMs === undefined ? 'not tried again by this send' : `trying again in ${(waitMs / 1000).toFixed(1)} s`}`,
             { level: 'warn', plan: this.id, node, attempt },
           ),
       });
