@@ -60,7 +60,7 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
   };
 
   beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh cluster-chaos '));
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mesh-cluster-chaos-'));
     rig = new ClusterRig({ dir, hosts: HOSTS, say });
     await invariant('setup', () => rig.start());
     say('enrolling every host with its own token');

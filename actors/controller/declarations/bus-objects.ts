@@ -1,4 +1,5 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, jetstreamManager, type ConsumerConfig, type JetStreamManager } from '@nats-io/jetstream';
+import { TimeoutError } from '@nats-io/transport-node';
 import { DECLARATION_ACK_WAIT_MS, DECLARATION_ACK_WAIT_NS, DECLARATION_STREAM, declarationConsumer, declarationSubject } from '../../shared/bus/subjects';
 import type { ControllerContext } from '../controller-context';
 import { ensureDeclarationStream } from '../serve/ensure-declaration-stream';
@@ -50,6 +51,18 @@ export class BusObjects {
   }
 
   /**
+   * For a node that says it cannot hear its declarations: the stream as for a send, then the
+   * node's consumer asked about on its own, whatever a listing or an earlier assertion said, and
+   * made again when it does not answer. nats-server 2.9 may leave a replicated consumer without
+   * a leader after a server restarts: it is still listed, but nothing answers for it, so the
+   * node's pulls time out for as long as it stays so. Made again, it gets a leader.
+   */
+  async assertForDeaf(node: string): Promise<ConsumerAsserted> {
+    if (!this.#fresh(this.#streamAt)) await (this.#streamAsserting ??= this.assertStream().finally(() => (this.#streamAsserting = undefined)));
+    return this.assertConsumer(await jetstreamManager(this.ctx.nc), node, { replaceUnanswered: true });
+  }
+
+  /**
    * The declaration stream as ensureDeclarationStream makes it. Made again, it holds no consumer
    * and no slot: every node's remembered assertion is forgotten, and the read-back sends each
    * node its declaration again.
@@ -71,7 +84,7 @@ export class BusObjects {
    * the node has reported holding the latest declaration sent (it would refuse it again), and
    * with the slot otherwise.
    */
-  async assertConsumer(manager: JetStreamManager, node: string): Promise<ConsumerAsserted> {
+  async assertConsumer(manager: Pick<JetStreamManager, 'consumers'>, node: string, options: { replaceUnanswered?: boolean } = {}): Promise<ConsumerAsserted> {
     let outcome: ConsumerAsserted;
     try {
       const { config } = await manager.consumers.info(DECLARATION_STREAM, declarationConsumer(node));
@@ -84,6 +97,14 @@ export class BusObjects {
         this.repairs.record({ kind: 'consumer_replaced', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} read ${JSON.stringify(config.filter_subject ?? '')} with ack policy ${config.ack_policy} and an acknowledgement wait of ${(config.ack_wait ?? 0) / 1e9} s; replaced by one reading ${declarationSubject(node)} only, waiting ${DECLARATION_ACK_WAIT_MS / 1000} s`, at: this.ctx.now() });
       }
     } catch (error) {
+      if (options.replaceUnanswered === true && isLeaderless(error)) {
+        // Deleting and adding are the meta leader's to answer, not the lost consumer leader's.
+        await deleteConsumer(manager, node);
+        await addNodeConsumer(manager, node, await this.#deliverFrom(node));
+        this.repairs.record({ kind: 'consumer_replaced', subject: `node ${node}`, detail: `its consumer ${declarationConsumer(node)} did not answer (${error instanceof Error ? error.message : String(error)}: no leader since a server restarted) while the node could not hear its declarations; made again`, at: this.ctx.now() });
+        this.#consumerAt.set(node, this.ctx.now().getTime());
+        return 'replaced';
+      }
       if (isApiError(error, JetStreamApiCodes.StreamNotFound)) {
         this.forgetStream();
         await this.assertStream();
@@ -131,6 +152,14 @@ export class BusObjects {
     const age = this.ctx.now().getTime() - (at ?? Number.NEGATIVE_INFINITY);
     return age >= 0 && age < this.ttlMs;
   }
+}
+
+/** JetStream's answer when the cluster cannot serve the request now (no leader for it). */
+const CLUSTER_NOT_AVAILABLE = 10008;
+
+/** True when nothing answered for a consumer: a timeout, or the cluster saying it has no leader for it. */
+function isLeaderless(error: unknown): boolean {
+  return error instanceof TimeoutError || isApiError(error, CLUSTER_NOT_AVAILABLE);
 }
 
 /** What every node's consumer is named with, before the node's name (declarationConsumer). */

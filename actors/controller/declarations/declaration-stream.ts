@@ -26,7 +26,7 @@ export async function openNodeConsumer(nc: NatsConnection, node: string, options
  * subject, acknowledged explicitly within DECLARATION_ACK_WAIT_MS, delivering from `deliver` on
  * (All: whatever its slot holds).
  */
-export async function addNodeConsumer(manager: JetStreamManager, node: string, deliver: typeof DeliverPolicy.All | typeof DeliverPolicy.New): Promise<void> {
+export async function addNodeConsumer(manager: Pick<JetStreamManager, 'consumers'>, node: string, deliver: typeof DeliverPolicy.All | typeof DeliverPolicy.New): Promise<void> {
   await manager.consumers.add(DECLARATION_STREAM, {
     durable_name: declarationConsumer(node),
     filter_subject: declarationSubject(node),
@@ -47,7 +47,7 @@ export async function closeNodeConsumer(nc: NatsConnection, node: string): Promi
 }
 
 /** Deletes `node`'s consumer; already gone is fine. */
-export async function deleteConsumer(manager: JetStreamManager, node: string): Promise<void> {
+export async function deleteConsumer(manager: Pick<JetStreamManager, 'consumers'>, node: string): Promise<void> {
   try {
     await manager.consumers.delete(DECLARATION_STREAM, declarationConsumer(node));
   } catch (error) {

@@ -7,6 +7,7 @@ import { planLogic, type PlanLogic } from './plan.actor';
 import { PlanWrittenElsewhere } from './plan-errors';
 import { planTierStep } from './plan-tiers';
 import { writePlan, type PlanRow } from './plans.repo';
+import { PLAN_NODE_SEND_BOUND_MS, PLAN_SEND_RETRY, sendWithRetries, type SendRetry } from './send-with-retries';
 import { sendPlanRevision, type NodeSendOutcome, type PlanRevision } from './send-plan-revision';
 
 /** The clock a plan's wait runs on (XState's actor clock; `SimulatedClock` in tests). */
@@ -24,6 +25,10 @@ export interface PlanRunnerDeps {
   clock?: PlanClock;
   /** Asked before each node is sent, with the send's signal: a hook for tests to hold a send. */
   beforeSend?: (plan: number, node: string, signal: AbortSignal) => Promise<void>;
+  /** How a send the broker or store did not answer is tried again; PLAN_SEND_RETRY unless given. */
+  sendRetry?: SendRetry;
+  /** Longest one node's send may take before it counts as failed; PLAN_NODE_SEND_BOUND_MS unless given. */
+  sendBoundMs?: number;
   /** The plan ended (done, closed, superseded) and that was written. */
   onEnded(runner: PlanRunner): void;
   /** The plan could not be written (or its actor failed): this runner has stopped working it. */
@@ -141,7 +146,18 @@ export class PlanRunner {
     const work = (async (): Promise<NodeSendOutcome> => {
       await this.#deps.beforeSend?.(this.id, node, signal);
       if (signal.aborted) return { failed: 'the plan left the state that sends' };
-      return sendPlanRevision(this.#deps.ctx, this.revision, node, { resend });
+      return sendWithRetries(() => sendPlanRevision(this.#deps.ctx, this.revision, node, { resend }), {
+        retry: this.#deps.sendRetry ?? PLAN_SEND_RETRY,
+        boundMs: this.#deps.sendBoundMs ?? PLAN_NODE_SEND_BOUND_MS,
+        signal,
+        stopped: () => this.#stopped,
+        // Counted in the log, each attempt, with what the plan does next.
+        failed: (attempt, reason, waitMs) =>
+          this.#deps.ctx.log(
+            `plans: plan ${this.id} could not send node ${node} ${this.revision.module} ${this.revision.version} (attempt ${attempt}): ${reason}; ${waitMs === undefined ? 'not tried again by this send' : `trying again in ${(waitMs / 1000).toFixed(1)} s`}`,
+            { level: 'warn', plan: this.id, node, attempt },
+          ),
+      });
     })();
     this.#sends.add(work);
     void work.finally(() => this.#sends.delete(work)).catch(() => undefined);

@@ -4,6 +4,7 @@ import { nodeWorkQueue } from '../declarations/node-work-queue';
 import { getAssignment, latestSend, setAssignment } from '../modules/modules.repo';
 import { sendWithModules } from '../modules/send-with-modules';
 import { tellFreshProviders } from '../provisions/provision-links';
+import { isPassingSendFailure } from './send-failure';
 
 /** The revision a plan rolls out: the module, its version, and its place in the module's order. */
 export interface PlanRevision {
@@ -12,8 +13,11 @@ export interface PlanRevision {
   seq: number;
 }
 
-/** What became of sending one node a plan's revision. */
-export type NodeSendOutcome = { sent: PlanSend } | { failed: string } | { skipped: string };
+/**
+ * What became of sending one node a plan's revision. A failure is `passing` when the broker or
+ * the store failed it (isPassingSendFailure): the plan runner tries it again after a wait.
+ */
+export type NodeSendOutcome = { sent: PlanSend } | { failed: string; passing?: boolean } | { skipped: string };
 
 /**
  * Sends `node` the plan's revision: moves its assignment of the module to the revision and sends
@@ -56,7 +60,8 @@ function sendInQueue(ctx: ControllerContext, revision: PlanRevision, node: strin
       return { sent: { generation: outcome.sent.generation, digest: outcome.sent.digest, at: outcome.sent.sent_at.toISOString() } };
     } catch (error) {
       await putBack().catch((undo: unknown) => ctx.log(`plans: could not put node ${node}'s ${revision.module} back to ${assignment.version}: ${String(undo)}`, { level: 'error', node, module: revision.module }));
-      return { failed: (error as Error)?.message ?? String(error) };
+      // A broker or store that did not answer is said so, for the plan to try again after a wait.
+      return { failed: (error as Error)?.message ?? String(error), ...(isPassingSendFailure(error) ? { passing: true } : {}) };
     }
   });
 }

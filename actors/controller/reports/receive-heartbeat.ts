@@ -54,7 +54,7 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   }
   if (recorded && heartbeat.data.deaf !== undefined && ctx.lease?.isActing() !== false) {
     await nodeWorkQueue(ctx)
-      .run(node, () => busObjects(ctx).assertForSend(node))
+      .run(node, () => busObjects(ctx).assertForDeaf(node))
       .catch((error: unknown) => ctx.log(`reports: node ${node} cannot hear its declarations, and its consumer could not be asserted (the read-back tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'error', node }));
   }
   return recorded;
