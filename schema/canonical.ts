@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * Canonical JSON: object keys in JavaScript's default (UTF-16) sort order, no insignificant whitespace, `undefined`
@@ -19,7 +19,10 @@ export function canonicalBytes(value: unknown): Uint8Array {
 
 /** Lower-case hex SHA-256 of the canonical form: the content digest of any contract value. */
 export function digestOf(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  // One call, not a Hash object per digest: a pass digests every resource it holds. Node
+  // before 20.12 has no crypto.hash (the package allows any Node 20).
+  const text = canonicalJson(value);
+  return typeof crypto.hash === 'function' ? crypto.hash('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }
 
 function write(value: unknown, path: string): string {

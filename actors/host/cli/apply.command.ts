@@ -4,7 +4,8 @@ import { bytesText, MAX_DECLARATION_BYTES } from '../../../schema/bounds';
 import type { HostState } from '../../../schema/host-state';
 import { LocalDeclaration } from '../../../schema/local-declaration';
 import { parseContract } from '../../../schema/parse';
-import { resourceKey, type Resource } from '../../../schema/resource';
+import { vouchParsed } from '../../../schema/vouched';
+import { Resource, resourceKey } from '../../../schema/resource';
 import { OperatorError } from '../../shared/operator-error';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { applyContextOf } from '../host-context';
@@ -66,10 +67,14 @@ export class ApplyCommand extends HostCommand {
     return this.withHost(async (host) => {
       refuseWhole(declaration.resources, host.appliers, applyContextOf(host), this.file);
       const before = host.state.current().local_resources;
-      await host.state.update(hold);
+      // Written with the pass's first store write (its marks), not alone before it: a host
+      // killed before that write has made nothing new (adoption's kept originals are found
+      // again), so the store is as it was before this apply, and honest.
+      await host.state.stage(hold);
       const report = await reconcilePass(host, ['declaration']);
       const dropped = notTaken(declaration.resources, report);
       if (dropped.size > 0) await host.state.update((state) => heldAgain(state, dropped, before));
+      else await host.state.flush();
       const text = dropped.size === 0 ? formatPass(report) : `${formatPass(report)}\nnot held (fix and apply again): ${[...dropped].join(', ')}`;
       return { text, json: { ...report, not_held: [...dropped] }, exitCode: passFailed(report) ? 1 : 0 };
     });
@@ -128,7 +133,10 @@ async function readDeclaration(file: string): Promise<LocalDeclaration> {
       next: 'fix the file and run apply again; nothing was applied',
     });
   }
-  return parseContract(LocalDeclaration, json, 'declaration', {
+  const declaration = parseContract(LocalDeclaration, json, 'declaration', {
     next: `fix that field in ${file} and run apply again; nothing was applied`,
   });
+  // Held in the store as they are: its check need not parse them a second time.
+  vouchParsed(Resource, declaration.resources);
+  return declaration;
 }

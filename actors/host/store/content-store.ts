@@ -64,7 +64,13 @@ export class ContentStore {
       used.add(placement.digest);
       return { stored: placement.digest };
     };
-    const local_resources = state.local_resources.map((resource) => (resource.shape === 'file' ? { ...resource, content: place(resource.content) as never } : resource));
+    // A resource whose content stays inline is handed on as the very object: the store's checker
+    // knows a resource the declaration's parse gave by the object (schema/vouched.ts).
+    const local_resources = state.local_resources.map((resource) => {
+      if (resource.shape !== 'file') return resource;
+      const content = place(resource.content);
+      return content === resource.content ? resource : { ...resource, content: content as never };
+    });
     const held = state.last_declaration;
     const envelope = held !== null && typeof held.envelope === 'object' && held.envelope !== null ? place(held.envelope) : held?.envelope;
     if (writes.length > 0) {

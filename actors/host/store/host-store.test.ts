@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptyHostState, type HostState } from '../../../schema/host-state';
+import { Resource } from '../../../schema/resource';
+import { vouchParsed } from '../../../schema/vouched';
 import { HostStore } from './host-store';
 import { CONTENT_DIR } from './content-store';
 import { StoreCorrupt, StoreEvidenceWithoutState } from './store-errors';
@@ -21,6 +23,16 @@ function stateOwning(...paths: string[]): HostState {
 }
 
 describe('the host store', () => {
+  test('a hand-applied file kept inline reaches the store\'s check as the object the declaration\'s parse gave', async () => {
+    // Vouched for as parsed, with a mode the contract refuses: were the object copied on its way
+    // (as the content store did with every file), the copy would be parsed and refused, and the
+    // check of 1,000 just-parsed resources run twice.
+    const resource = { shape: 'file', path: '/etc/motd', content: { text: 'hello\n' }, mode: 'rw-r--r--', owner: 'root', group: 'root' } as unknown as HostState['local_resources'][number];
+    vouchParsed(Resource, [resource]);
+    await new HostStore(dir).save({ ...emptyHostState(), local_resources: [resource] });
+    expect(JSON.parse(await fs.readFile(path.join(dir, 'state.json'), 'utf8')).local_resources).toEqual([resource]);
+  });
+
   test('a host with no store starts fresh, and says so', async () => {
     const loaded = await new HostStore(dir).load();
     expect(loaded.source).toBe('fresh');

@@ -2,7 +2,10 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import * as fs from '../../shared/fs/promised-fs';
 import { HostState, emptyHostState } from '../../../schema/host-state';
+import { OwnedResource } from '../../../schema/owned';
 import { parseContract } from '../../../schema/parse';
+import { Resource } from '../../../schema/resource';
+import { vouchParsed } from '../../../schema/vouched';
 import { ORIGINALS_DIR } from '../adoption/originals-dir';
 import { launchFilesOf } from '../launch-state/launch-files';
 import { writeFileAtomic } from '../../shared/fs/atomic-write';
@@ -110,6 +113,17 @@ export class HostStore {
    * the host owns.
    */
   async load(options: LoadOptions = {}): Promise<LoadedState> {
+    const loaded = await this.loadState(options);
+    // The process that repairs is the one that saves: its first save need not parse again the
+    // long lists the load has just parsed (see schema/vouched.ts).
+    if (options.repair) {
+      vouchParsed(Resource, loaded.state.local_resources);
+      vouchParsed(OwnedResource, loaded.state.owned.resources);
+    }
+    return loaded;
+  }
+
+  private async loadState(options: LoadOptions): Promise<LoadedState> {
     const main = await this.readState(this.file);
     const copy = main.kind === 'ok' && !options.repair ? undefined : await this.readState(this.lastGoodFile);
     if (main.kind === 'ok') {

@@ -1,5 +1,9 @@
 import { emptyHostState, type HostState } from '../../../schema/host-state';
 import { ContractViolation } from '../../../schema/parse';
+import { LocalDeclaration } from '../../../schema/local-declaration';
+import { parseContract } from '../../../schema/parse';
+import { Resource } from '../../../schema/resource';
+import { vouchParsed } from '../../../schema/vouched';
 import { StateChecker } from './state-checker';
 
 function owning(...paths: string[]): HostState {
@@ -32,6 +36,16 @@ describe('checking states before they are written', () => {
     checker.check(state);
     (state.owned.resources[0] as { digest: string }).digest = 'not-a-digest';
     expect(() => checker.check(state)).toThrow(/host state\.owned\.resources\[0\]\.digest/);
+  });
+
+  test('writes a resource the declaration\'s parse gave as that parse would, and parses it again once changed in place', () => {
+    const { resources } = parseContract(LocalDeclaration, { resources: [{ shape: 'file', path: '/etc/motd', content: { text: 'hello\n' } }] }, 'declaration');
+    vouchParsed(Resource, resources);
+    const state = { ...owning('/etc/issue'), local_resources: resources };
+    expect(new StateChecker().serialize(state)).toBe(`${JSON.stringify(new StateChecker().check(structuredClone(state)), null, 2)}\n`);
+    // Vouched for as it was parsed, not as it is now: the change is checked and refused.
+    (resources[0] as { mode: string }).mode = 'rw-r--r--';
+    expect(() => new StateChecker().check(state)).toThrow(/host state\.local_resources\[0\]/);
   });
 
   test('refuses a field the contract does not carry, and a field left out', () => {

@@ -9,6 +9,8 @@ import type { HostStore } from './host-store';
 export class StateHandle {
   private state: HostState;
   private queue: Promise<unknown> = Promise.resolve();
+  /** A change made by {@link stage} that no save has written yet. */
+  private unsaved = false;
 
   constructor(private readonly store: HostStore, initial: HostState) {
     this.state = initial;
@@ -31,7 +33,38 @@ export class StateHandle {
       const updated = change(this.state);
       await this.store.save(updated, options.after === undefined ? {} : { after: options.after });
       this.state = updated;
+      this.unsaved = false;
       return updated;
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Applies `change` in memory only; the next {@link update} writes it with its own change, as
+   * every save writes the whole state, and {@link flush} writes it when none came. For a change
+   * that only needs to be durable before anything it leads to is done: `apply` takes the
+   * resources it was given this way, so they are written with the pass's first marks rather
+   * than alone (one whole-state write fewer), and a host killed before that write had touched
+   * nothing the store would need to know of.
+   */
+  stage(change: (state: HostState) => HostState): Promise<HostState> {
+    const next = this.queue.then(() => {
+      this.state = change(this.state);
+      this.unsaved = true;
+      return this.state;
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Writes what {@link stage} changed and no update has written since; nothing when there is none. */
+  flush(): Promise<HostState> {
+    const next = this.queue.then(async () => {
+      if (!this.unsaved) return this.state;
+      await this.store.save(this.state);
+      this.unsaved = false;
+      return this.state;
     });
     this.queue = next.catch(() => undefined);
     return next;

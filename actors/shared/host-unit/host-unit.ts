@@ -39,9 +39,16 @@ export function namesHostUnitFile(path: string, hostUnit: string): boolean {
   );
 }
 
-function hostUnitNames(hostUnit: string): Set<string> {
+// The names for the last unit asked about: a pass asks for every resource it holds, and a host
+// has one unit.
+let lastNames: { hostUnit: string; names: ReadonlySet<string> } | undefined;
+
+function hostUnitNames(hostUnit: string): ReadonlySet<string> {
+  if (lastNames?.hostUnit === hostUnit) return lastNames.names;
   const configured = bareUnitName(hostUnit);
-  return new Set([HOST_UNIT, LAUNCHER_UNIT, RESUME_UNIT, configured, `${configured}-launch`, `${configured}-resume`]);
+  const names = new Set([HOST_UNIT, LAUNCHER_UNIT, RESUME_UNIT, configured, `${configured}-launch`, `${configured}-resume`]);
+  lastNames = { hostUnit, names };
+  return names;
 }
 
 /** The unit name without a `.service` suffix, so `nginx` and `nginx.service` compare equal. */
