@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import type { KV } from '@nats-io/kv';
 import type { BrokerUser } from './auth-file';
 import { BROKER_USERS_KEY } from './broker-users-bucket-name';
@@ -15,13 +16,13 @@ const RETRY_MS = 1000;
  */
 export class BrokerUsersPublisher {
   readonly #open: () => Promise<KV>;
-  readonly #log: (line: string) => void;
+  readonly #log: ControllerLog;
   #kv: Promise<KV> | undefined;
   #latest: readonly BrokerUser[] | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(open: () => Promise<KV>, log: (line: string) => void) {
+  constructor(open: () => Promise<KV>, log: ControllerLog) {
     this.#open = open;
     this.#log = log;
   }
@@ -51,13 +52,13 @@ export class BrokerUsersPublisher {
       try {
         this.#kv ??= this.#open();
         await (await this.#kv).put(BROKER_USERS_KEY, encodeBrokerUsers(users));
-        if (failing) this.#log('broker users: the list is in the cluster\'s bucket again');
+        if (failing) this.#log('broker users: the list is in the cluster\'s bucket again', { level: 'info' });
         failing = false;
         if (this.#latest === users) this.#latest = undefined;
       } catch (error) {
         // A bucket that could not be opened is opened again next time.
         this.#kv = undefined;
-        if (!failing) this.#log(`broker users: the list could not be put in the cluster's bucket (${(error as Error).message}); trying again every ${RETRY_MS / 1000} s`);
+        if (!failing) this.#log(`broker users: the list could not be put in the cluster's bucket (${(error as Error).message}); trying again every ${RETRY_MS / 1000} s`, { level: 'warn' });
         failing = true;
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }

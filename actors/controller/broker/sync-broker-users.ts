@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
@@ -81,7 +82,7 @@ export async function applyBrokerUsers(kv: KV, target: BrokerSyncTarget, lastRev
  * (applyBrokerUsers). A look that fails (the cluster electing a leader, this server down) is
  * said once and tried again; a refused list is said once and left unapplied until a newer one.
  */
-export async function runBrokerSync(kv: KV, target: BrokerSyncTarget, options: { intervalMs: number; signal: AbortSignal; log: (line: string) => void }): Promise<void> {
+export async function runBrokerSync(kv: KV, target: BrokerSyncTarget, options: { intervalMs: number; signal: AbortSignal; log: ControllerLog }): Promise<void> {
   let lastRevision: number | undefined;
   let lastTrouble = '';
   let reloadOwed = false;
@@ -90,13 +91,13 @@ export async function runBrokerSync(kv: KV, target: BrokerSyncTarget, options: {
       // Until a look succeeds, assume the last one may have written without reloading.
       const step = await applyBrokerUsers(kv, target, lastRevision, { reloadOwed });
       reloadOwed = false;
-      if (step.kind === 'applied') options.log(`broker sync: applied the user list at revision ${step.revision} (${step.nodes} node(s), ${step.tokens} open token(s))`);
+      if (step.kind === 'applied') options.log(`broker sync: applied the user list at revision ${step.revision} (${step.nodes} node(s), ${step.tokens} open token(s))`, { level: 'info', revision: step.revision });
       if (step.kind !== 'empty') lastRevision = step.revision;
-      if (lastTrouble !== '') options.log('broker sync: the bucket answers again');
+      if (lastTrouble !== '') options.log('broker sync: the bucket answers again', { level: 'info' });
       lastTrouble = '';
     } catch (error) {
       const trouble = (error as Error).message;
-      if (trouble !== lastTrouble) options.log(`broker sync: ${trouble}; trying again every ${options.intervalMs} ms`);
+      if (trouble !== lastTrouble) options.log(`broker sync: ${trouble}; trying again every ${options.intervalMs} ms`, { level: 'warn' });
       lastTrouble = trouble;
       // A refused revision is not asked for again until a newer one comes.
       if (error instanceof BrokerUsersRefused) lastRevision = error.revision;

@@ -1,3 +1,4 @@
+import type { ControllerLog } from '../logs/log-fields';
 import { Command, Option } from 'clipanion';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
@@ -77,7 +78,7 @@ export class BrokerSyncCommand extends ControllerCommand {
     const stopping = new AbortController();
     const signal = waitForStopSignal(stopping.signal);
     void signal.then(() => stopping.abort());
-    const log = (line: string): void => void this.context.stderr.write(`${new Date().toISOString()} ${line}\n`);
+    const log: ControllerLog = (line, fields) => void this.context.stderr.write(`${new Date().toISOString()} ${fields?.level === 'warn' || fields?.level === 'error' ? `${fields.level}: ` : ''}${line}\n`);
     const connect = (): Promise<NatsConnection> => connectPinnedAny(urls, config.broker.fingerprint, {
       authenticator: nkeyAuthenticator(credentials.seed),
       inboxPrefix: BROKER_SYNC_INBOX_PREFIX,
@@ -108,12 +109,12 @@ export class BrokerSyncCommand extends ControllerCommand {
         nc = await connect();
       } catch (error) {
         if (!(error instanceof BrokerUnreachable)) throw error;
-        log(`broker sync: no server answered yet (${error.message}); trying again in 2 s`);
+        log(`broker sync: no server answered yet (${error.message}); trying again in 2 s`, { level: 'warn' });
         await new Promise((resolve) => setTimeout(resolve, 2000));
       }
     }
     if (nc === undefined) return { text: 'broker sync stopped', json: { stopped: true } };
-    log(`broker sync running for server ${server.name}: reading bucket mesh-broker_users every ${interval} ms`);
+    log(`broker sync running for server ${server.name}: reading bucket mesh-broker_users every ${interval} ms`, { level: 'info', server: server.name });
     try {
       await runBrokerSync(await bindBrokerUsersBucket(nc), target, { intervalMs: interval, signal: stopping.signal, log });
     } finally {

@@ -104,7 +104,7 @@ export async function openController(dir: string, options: OpenControllerOptions
     const syncNkey = (await readClusterManifest(config.broker.dir))?.sync_nkey;
     const publisher = syncNkey === undefined
       ? undefined
-      : new BrokerUsersPublisher(async () => (await openBrokerUsersBucket(connected, config.broker.replicas ?? 1)).kv, (line) => log(line));
+      : new BrokerUsersPublisher(async () => (await openBrokerUsersBucket(connected, config.broker.replicas ?? 1)).kv, log);
     const brokerUsers = new LeasedBrokerUsers(() =>
       FileBrokerUsers.open(store, now(), {
         brokerDir: config.broker.dir,
