@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ControllerStatus } from '../schema/controller-status';
 import { MeshRig } from './mesh-rig';
 import { done, notYet, until } from './until';
 
@@ -55,6 +56,19 @@ describe('a host that lost its store, enrolled again as the same node', () => {
     await holds('the first declaration applied', { 'srv/app/keep.conf': 'kept\n', 'srv/app/old.conf': 'old\n', 'etc/orphan.conf': 'orphan\n' });
     // Its report is what the controller hands back: a host stopped sends what it queued first.
     await rig.host('a').waitFor(/^pass \(.*\n/m, { from });
+    // What is handed back is the controller's copy of the node's last report: the store is lost
+    // only once the controller holds it (on a loaded machine it can lag the host's pass).
+    await until('the controller to hold the report on the first declaration', async () => {
+      const result = await rig.control(['status', '--json']);
+      let status: ControllerStatus;
+      try {
+        status = JSON.parse(result.stdout) as ControllerStatus;
+      } catch {
+        return notYet(`${result.stdout}${result.stderr}`);
+      }
+      const waiting = status.declarations.outstanding.nodes.map((entry) => entry.node);
+      return waiting.includes('a') ? notYet(`outstanding for: ${waiting.join(', ')}`) : done(true);
+    });
     expect((await rig.stopHost('a')).code).toBe(0);
 
     // The store is lost; the machine keeps what the host made, and a person's own file beside it.
