@@ -85,7 +85,14 @@ describe('rotating the broker certificate under enrolled hosts', () => {
     await a.waitFor(/linked to \S+ as node a/, { from: beforeRestart, timeoutMs: 60_000 });
     const file = path.join(parent, 'after-switch.json');
     await fs.writeFile(file, JSON.stringify({ resources: [{ shape: 'file', path: '/etc/after-switch.conf', content: { text: 'still managed\n' } }] }));
-    await rig.declare('a', file);
+    // The controller links again on its own backoff, which may come after the host's: until it
+    // has, a declaration is refused as unanswered, and said so.
+    await until('the controller to take a declaration after the restart', async () => {
+      const result = await rig.control(['node', 'declare', 'a', file]);
+      if (result.code === 0) return done(true);
+      if (/no controller answered/.test(result.stderr)) return notYet(result.stderr);
+      throw new Error(`\`${result.command}\` exited with status ${result.code}:\n${result.stderr}`);
+    }, { timeoutMs: 60_000 });
     await until('a to apply a declaration sent after the switch', async () => {
       const text = await fs.readFile(path.join(rig.hostRoot('a'), 'etc', 'after-switch.conf'), 'utf8').catch(() => undefined);
       return text === 'still managed\n' ? done(text) : notYet(String(text));
