@@ -52,7 +52,9 @@ export async function ensureKvBucket(nc: NatsConnection, name: string, settings:
     }),
     () => jsm.streams.info(stream),
   );
-  const kv = await new Kvm(jetstream(nc, { timeout: settings.timeoutMs })).open(name);
+  // The bucket is there now and the API was checked above: binding asks the broker nothing, so a
+  // slow answer under load cannot fail a start at the bucket's short operating timeout.
+  const kv = await new Kvm(jetstream(nc, { timeout: settings.timeoutMs, checkAPI: false })).open(name);
   const { config } = await jsm.streams.info(stream);
   const wanted: Partial<StreamConfig> = {
     max_age: settings.ttlMs * NANOS_PER_MS,
