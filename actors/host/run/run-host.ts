@@ -1,12 +1,11 @@
 import type { HostParts, HostSettings } from '../host-context';
 import { clearRestartDue } from '../launch-state/restart-due';
-import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import type { HostKind } from '../../../schema/resource';
 import type { AdmissionRules } from '../link/admit-declaration';
 import type { HostLog } from './host-log';
 import type { HostTree } from './host-tree';
 import { timingsFromEnvironment, type HostTimings } from './host-timings';
-import { writeHostStatus, type HostStatus } from './host-status';
+import { hostedStatus, showWhileHosted, stoppedWhileHosted } from './hosted-status';
 import { claimPidfile } from './pidfile';
 import { signalRouses, type RouseSource } from './rouse-signal';
 import { plainlyHosted, waitForIdentity } from './wait-for-identity';
@@ -69,7 +68,7 @@ export async function runHost(options: RunHostOptions): Promise<void> {
     // Not a node, plainly: wait without loading the store's code, the node's or the actors'.
     while (!signal.aborted && (await plainlyHosted(settings.stateDir))) {
       log.say(`hosted: this machine has no identity yet; waiting for nox-mesh-host enrol --token … (state in ${settings.stateDir})`);
-      await writeHostStatus(settings.stateDir, hostedStatus(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
+      await showWhileHosted(settings.stateDir, hostedStatus(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
       const stopListening = rouses.listen(() => log.say('rouse: not a node yet, so there is no link to rouse'));
       try {
         await waitForIdentity(settings.stateDir, signal, pollMs);
@@ -79,7 +78,7 @@ export async function runHost(options: RunHostOptions): Promise<void> {
     }
     // A new version of the host is installed when the tree ends with 'restart': exit 0, and
     // the launcher starts it.
-    if (signal.aborted) await writeHostStatus(settings.stateDir, stoppedWhileHosted(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
+    if (signal.aborted) await showWhileHosted(settings.stateDir, stoppedWhileHosted(startedAt)).catch((error: unknown) => log.say(`could not write the status file: ${(error as Error)?.message ?? String(error)}`));
     // A revoked identity replaced by enrolling again: a new tree takes the new one up.
     while (!signal.aborted) {
       const end = await treeCode().runHostTree({ settings, node, log, rouses, timings, pollMs, signal, startedAt, ...(options.onTree === undefined ? {} : { onStarted: options.onTree }) });
@@ -101,16 +100,4 @@ export async function runHost(options: RunHostOptions): Promise<void> {
 function treeCode(): typeof import('./host-tree') {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('./host-tree') as typeof import('./host-tree');
-}
-
-// Stopped before it was ever a node: the tree, which says so otherwise, never ran.
-function stoppedWhileHosted(startedAt: Date): HostStatus {
-  const now = utcTimestamp(Date.now());
-  return { ...hostedStatus(startedAt), lifecycle: 'stopped', stopped: { at: now, failed: false, why: 'asked to stop (SIGTERM or SIGINT)' } };
-}
-
-// Waiting to be enrolled, the host has no tree yet: it says so without loading one.
-function hostedStatus(startedAt: Date): HostStatus {
-  const now = utcTimestamp(Date.now());
-  return { format: 1, pid: process.pid, started_at: utcTimestamp(startedAt), written_at: now, lifecycle: 'hosted', node: null, linked_since: null, last_linked_at: null, last_pass: null, last_declaration: null, tree: null };
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { OperatorError } from '../../shared/operator-error';
 import { isProcessAlive, readPidFile } from '../../shared/process/pid';
 import { readHostStatus, STATUS_FILE, type HostStatus } from './host-status';
+import { enrolmentUnderWay } from './hosted-status';
 import { PID_FILE } from './pidfile';
 
 /** No `nox-mesh-host run` is running over this state directory. */
@@ -42,9 +43,4 @@ export async function readRunningHost(stateDir: string): Promise<HostStatus> {
   if (pid === undefined || !isProcessAlive(pid)) throw new HostNotRunning(stateDir, status);
   if (status === undefined || status.pid !== pid) throw new HostStatusUnknown(path.join(stateDir, STATUS_FILE), pid);
   return status;
-}
-
-// Written by a live enrol process: `run` writes `enrolling` never, and its status always has its own pid.
-function enrolmentUnderWay(status: HostStatus): boolean {
-  return status.lifecycle === 'enrolling' && status.stopped === undefined && isProcessAlive(status.pid);
 }
