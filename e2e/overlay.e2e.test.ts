@@ -54,7 +54,7 @@ maybe('the overlay between three machines in network namespaces', () => {
       await lab.addMachine(name, index + 1);
     }
     await rig.start();
-  }, 180_000);
+  }, 360_000);
 
   afterAll(async () => {
     await rig?.stop();
@@ -77,7 +77,7 @@ maybe('the overlay between three machines in network namespaces', () => {
       const config = await configOf(name);
       const endpoints = [...config.matchAll(/^Endpoint = (\S+)$/gm)].length;
       return JSON.stringify(peersIn(config).sort()) === JSON.stringify([...keys].sort()) && endpoints === keys.length ? done(config) : notYet(config);
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    }, { timeoutMs: 120_000, intervalMs: 200 });
   }
 
   /** Enrols `names` and waits until every machine enrolled so far names all the others as peers. */
@@ -136,7 +136,7 @@ maybe('the overlay between three machines in network namespaces', () => {
         expect([answer.code, answer.stdout.trim(), answer.stderr]).toEqual([0, `${to} ${await overlayAddress(from)}`, '']);
       }
     }
-  }, 240_000);
+  }, 480_000);
 
   test('a machine that moves to another address is announced there: its peers\' files and tunnels follow it', async () => {
     // a's network gives it another address (a new DHCP lease, say): the old one is gone. Its host
@@ -150,7 +150,7 @@ maybe('the overlay between three machines in network namespaces', () => {
       await until(`${name}'s applied mesh0.conf to reach a at ${moved}`, async () => {
         const config = await configOf(name);
         return config.includes(`Endpoint = ${moved}:51820\n`) && !config.includes(`Endpoint = ${old}:51820\n`) ? done(config) : notYet(config);
-      }, { timeoutMs: 60_000, intervalMs: 200 });
+      }, { timeoutMs: 120_000, intervalMs: 200 });
       // The running interface took it through the sync action, not only the file.
       await until(`${name}'s running interface to send to a at ${moved}`, async () => {
         const endpoints = (await lab.run(name, ['wg', 'show', 'mesh0', 'endpoints'])).stdout;
@@ -164,7 +164,7 @@ maybe('the overlay between three machines in network namespaces', () => {
         return answer.code === 0 ? done(answer) : notYet(answer.stderr);
       }, { timeoutMs: 30_000, intervalMs: 500 });
     }
-  }, 180_000);
+  }, 360_000);
 
   test('a released machine is dropped from every peer and can no longer be reached', async () => {
     const c = enrolled.get('c') as Enrolled;
@@ -175,7 +175,7 @@ maybe('the overlay between three machines in network namespaces', () => {
       await until(`${name}'s running interface to drop c`, async () => {
         const peers = await livePeers(name);
         return peers.length === 1 && !peers.includes(c.wireguard_public_key) ? done(peers) : notYet(peers.join(','));
-      }, { timeoutMs: 60_000, intervalMs: 200 });
+      }, { timeoutMs: 120_000, intervalMs: 200 });
       expect(peersIn(await configOf(name))).not.toContain(c.wireguard_public_key);
       expect(await ping(name, cAddress)).not.toMatchObject({ code: 0 });
       expect((await connectByName(name, 'c')).code).not.toBe(0);
@@ -183,7 +183,7 @@ maybe('the overlay between three machines in network namespaces', () => {
     // c still has its old interface up (nothing stops it here) but no one answers it.
     expect(await ping('c', await overlayAddress('a'))).not.toMatchObject({ code: 0 });
     expect(await ping('a', await overlayAddress('b'))).toMatchObject({ code: 0 });
-  }, 180_000);
+  }, 360_000);
 
   test('a re-keyed machine converges: its peers take its new key and reach it again', async () => {
     const old = enrolled.get('b') as Enrolled;
@@ -197,18 +197,18 @@ maybe('the overlay between three machines in network namespaces', () => {
     await until('a\'s running interface to hold b\'s new key', async () => {
       const peers = await livePeers('a');
       return peers.includes(again.wireguard_public_key) && !peers.includes(old.wireguard_public_key) ? done(peers) : notYet(peers.join(','));
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    }, { timeoutMs: 120_000, intervalMs: 200 });
     await until('b\'s running interface to use its new key', async () => {
       const own = (await lab.run('b', ['wg', 'show', 'mesh0', 'public-key'])).stdout.trim();
       return own === again.wireguard_public_key ? done(own) : notYet(own);
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    }, { timeoutMs: 120_000, intervalMs: 200 });
     const bAddress = await overlayAddress('b');
     await until('a to reach b over the re-keyed tunnel', async () => {
       const answer = await ping('a', bAddress);
       return answer.code === 0 ? done(answer) : notYet(answer.stderr);
     }, { timeoutMs: 30_000, intervalMs: 500 });
     expect((await connectByName('b', 'a')).stdout.trim()).toBe(`a ${bAddress}`);
-  }, 180_000);
+  }, 360_000);
 
   /** One ICMP echo from machine `from` to `address`: `ping` when installed, else a raw socket in python3. */
   function ping(from: string, address: string): Promise<LabResult> {
