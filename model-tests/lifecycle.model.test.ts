@@ -337,7 +337,9 @@ describeModel({
     },
     'enrolled.retrying': async ({ mesh: shared, machine }, snapshot) => {
       await expectLifecycle(machine, 'enrolled.retrying');
-      expect(machine.hold.waiting).toEqual([]);
+      // Between tries nothing is being removed. On a loaded machine the drift timer's next try may
+      // already be waiting at the hold by the time this is read: it can only be the file in the way.
+      expect(machine.hold.waiting.filter((key) => key !== OBSTRUCTED_KEY)).toEqual([]);
       const state = await machine.store();
       expect(kindHeld(state)).toBe('final');
       // What could be removed is gone; what could not is still the host's, and in its way.
