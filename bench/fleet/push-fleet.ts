@@ -64,6 +64,12 @@ export interface PushMeasurement {
   messagesOutPerNode: number;
   /** Counted reports that had not arrived when their round's wait ran out (each counted at the wait: see measurePush). */
   missing: number;
+  /**
+   * The machine's one-minute load average as each counted round began. The CPU figures above
+   * grow with it (the same build read 2.7 to 3.8 ms per node one run after another), so two
+   * runs' figures are compared only beside their loads.
+   */
+  loadAverages: number[];
 }
 
 /** Declarations in flight at once: the controller's sends overlap, one per node's work queue. */
@@ -110,9 +116,11 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     let missing = 0;
     let messagesIn = 0;
     let messagesOut = 0;
+    const loadAverages: number[] = [];
     for (let round = 1; round <= plan.rounds; round += 1) {
       const signed = members.map((member) => ({ member, ...signedDeclaration({ node: member.name, generation: round, resources: roundResources(round) }, signing.secret_key) }));
       const trafficBefore = await shards.traffic();
+      const loadAverage = os.loadavg()[0] ?? 0;
       const cpuBefore = process.cpuUsage();
       const shardsBefore = shards.cpuSeconds();
       const brokerBefore = cpuSeconds(broker.broker.pid);
@@ -158,6 +166,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
         brokerCpuMs += (cpuSeconds(broker.broker.pid) - brokerBefore) * 1000;
         latencies.push(...times);
         roundTimes.push(last - started);
+        loadAverages.push(loadAverage);
         missing += late;
         const trafficAfter = await shards.traffic();
         messagesIn += trafficAfter.inMsgs - trafficBefore.inMsgs;
@@ -180,7 +189,7 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     return { latencies, floor, rounds: roundTimes, setupMs, rssMb, shards: shards.count,
       simulatorCpuMsPerNode: simulatorCpuMs / per, controllerCpuMsPerNode: controllerCpuMs / per,
       brokerCpuMsPerNode: brokerCpuMs / per, notes, publishRetries, missing,
-      messagesInPerNode: messagesIn / per, messagesOutPerNode: messagesOut / per };
+      messagesInPerNode: messagesIn / per, messagesOutPerNode: messagesOut / per, loadAverages };
   } finally {
     fleet?.kill();
     await broker.stop();

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { byMode, type BenchSection } from '../bench-context';
 import { describeChildFailure, lastJsonLine, runChild } from '../child-measurement';
 import { failed, floorOf, measured, type Figure, type FigureHead, type Goal } from '../figure';
@@ -74,9 +75,21 @@ export const pushSection: BenchSection = {
       figures.push(measured(head, measurement.latencies, {
         ...(goal === undefined ? {} : { goal }),
         floor: floorOf(plan.nodes === 1 ? 'raw NATS request/reply, one at a time' : `${plan.nodes} raw NATS request/replies at once`, measurement.floor),
-        note: `publish to the stream → report received${plan.warmUp === false ? ' (the first push, no warm-up round)' : ''}; ${shared}; fleet up in ${(measurement.setupMs / 1000).toFixed(0)} s, ${Math.round(measurement.rssMb)} MB${trouble.length === 0 ? '' : `; ${trouble.join('; ')}`}`,
+        note: `publish to the stream → report received${plan.warmUp === false ? ' (the first push, no warm-up round)' : ''}; ${shared}; fleet up in ${(measurement.setupMs / 1000).toFixed(0)} s, ${Math.round(measurement.rssMb)} MB; ${loadNote(measurement.loadAverages)}${trouble.length === 0 ? '' : `; ${trouble.join('; ')}`}`,
       }));
     }
     return figures;
   },
 };
+
+/**
+ * The machine's load as the counted rounds began: the CPU per node moves with it, so a figure is
+ * compared with another run's only beside it.
+ */
+function loadNote(loads: readonly number[] | undefined): string {
+  if (loads === undefined || loads.length === 0) return 'load average not read';
+  const low = Math.min(...loads);
+  const high = Math.max(...loads);
+  const cores = os.availableParallelism();
+  return `load average ${low === high ? low.toFixed(1) : `${low.toFixed(1)} to ${high.toFixed(1)}`} as the counted round${loads.length === 1 ? '' : 's'} began, on ${cores} core${cores === 1 ? '' : 's'}`;
+}
