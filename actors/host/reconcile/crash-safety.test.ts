@@ -104,6 +104,32 @@ function applyAndKill(which: Which, delayMs: number): Promise<boolean> {
   });
 }
 
+/**
+ * Starts an apply and kills it with SIGKILL as soon as its store, read as a file, satisfies
+ * `when`; resolves with whether it was killed so. A random instant can miss a short window on a
+ * loaded machine (the process starts later than the first apply measured); this one cannot.
+ */
+function applyAndKillWhen(which: Which, when: (state: { applying?: string[]; owned?: { resources?: Array<{ key: string }> } }) => boolean): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, applyArgs(which), { stdio: 'ignore' });
+    let exited = false;
+    child.on('exit', () => { exited = true; });
+    const look = async (): Promise<void> => {
+      while (!exited) {
+        // A store being renamed into place can be missing or cut for a moment: look again.
+        const state = await fs.readFile(path.join(STATE_DIR(), 'state.json'), 'utf8').then((text) => JSON.parse(text) as Parameters<typeof when>[0], () => undefined);
+        if (state !== undefined && when(state) && !exited && child.kill('SIGKILL')) {
+          child.on('close', () => resolve(true));
+          return;
+        }
+        await new Promise((wait) => setTimeout(wait, 1));
+      }
+      resolve(false);
+    };
+    void look();
+  });
+}
+
 /** Every regular file and directory under the root, outside the host's state directory, with modes. */
 const onMachine = () => machineTree(root);
 
@@ -201,7 +227,7 @@ test(`a host killed with SIGKILL at ${KILLS} random instants always restarts to 
   // Kills that left a hand-back under way: one of the machine's keys marked, and not owned.
   let killedHandingBack = 0;
   const machineKeys = [...machineFiles.map((file) => `file:${file.path}`), ...machineDirs.map((dir) => `directory:${dir}`)];
-  for (let round = 0; (killedMidway < KILLS || killedHandingBack === 0) && round < MAX_ROUNDS; round += 1) {
+  for (let round = 0; killedMidway < KILLS && round < MAX_ROUNDS; round += 1) {
     // B after A rewrites and hands back; E after B hands back the rest and removes; A after E
     // adopts again.
     const which = (['B', 'E', 'A'] as const)[round % 3] as Which;
@@ -210,6 +236,18 @@ test(`a host killed with SIGKILL at ${KILLS} random instants always restarts to 
       killedMidway += 1;
       killedIn[which] += 1;
     }
+    const { owned, applying } = await expectHonestStore();
+    if (machineKeys.some((key) => applying.has(key) && !owned.has(key))) killedHandingBack += 1;
+  }
+  // No random instant landed in a hand-back: adopt the machine's files again (A) and kill the
+  // release the moment its store shows one under way.
+  for (let attempt = 0; killedHandingBack === 0 && attempt < 10; attempt += 1) {
+    expect(spawnSync(process.execPath, applyArgs('A')).status).toBe(0);
+    const handingBack = (state: Parameters<Parameters<typeof applyAndKillWhen>[1]>[0]): boolean => {
+      const owned = new Set((state.owned?.resources ?? []).map((resource) => resource.key));
+      return machineKeys.some((key) => (state.applying ?? []).includes(key) && !owned.has(key));
+    };
+    if (await applyAndKillWhen('E', handingBack)) killedIn.E += 1;
     const { owned, applying } = await expectHonestStore();
     if (machineKeys.some((key) => applying.has(key) && !owned.has(key))) killedHandingBack += 1;
   }
