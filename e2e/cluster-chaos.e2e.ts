@@ -186,11 +186,15 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
           }
         });
         // The report of what the host holds last reached the store: the controller knows it applied.
-        const state = JSON.parse(await fs.readFile(path.join(rig.hostRoot(name), 'var', 'lib', 'mesh-host', 'state.json'), 'utf8')) as { last_declaration: { digest: string; applied_generation: number } };
-        await invariant('no report missing', () => until(`${name}'s report of generation ${state.last_declaration.applied_generation} in the store`, async () => {
+        // A report lost with a controller killed mid-write is asked for again by sending the
+        // declaration again at a later heartbeat (resend-on-lost-report.ts), so what the host
+        // holds is read at every look; heartbeats come every 30 s, and only the acting
+        // controller's count.
+        await invariant('no report missing', () => until(`${name}'s report of what it holds in the store`, async () => {
+          const state = JSON.parse(await fs.readFile(path.join(rig.hostRoot(name), 'var', 'lib', 'mesh-host', 'state.json'), 'utf8')) as { last_declaration: { digest: string; applied_generation: number } };
           const rows = (await store.query('SELECT 1 FROM reports WHERE node = $1 AND declaration_digest = $2 AND generation = $3', [name, state.last_declaration.digest, state.last_declaration.applied_generation])).rows;
-          return rows.length > 0 ? done(true) : notYet('not there');
-        }, { timeoutMs: 60_000, intervalMs: 1000 }));
+          return rows.length > 0 ? done(true) : notYet(`generation ${state.last_declaration.applied_generation}: not there`);
+        }, { timeoutMs: 180_000, intervalMs: 1000 }));
       }
       await invariant('nothing by hand', async () => {
         const acts = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM hand_acts')).rows[0]!.n;

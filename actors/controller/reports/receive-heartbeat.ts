@@ -7,6 +7,7 @@ import { formatSpan } from '../nodes/format-span';
 import { recordHeartbeat } from './record-heartbeat';
 import { recordBrokerPins } from '../broker/broker-pins.repo';
 import { followAddresses } from '../declarations/follow-addresses';
+import { resendOnLostReport } from './resend-on-lost-report';
 
 /**
  * Takes one heartbeat as it arrived on `mesh.node.<node>.heartbeat`: the node was heard from
@@ -22,7 +23,9 @@ import { followAddresses } from '../declarations/follow-addresses';
  * the node says it.
  *
  * The addresses a heartbeat carries replace those kept for the node, and when that moves its
- * endpoint its peers are sent the change (followAddresses).
+ * endpoint its peers are sent the change (followAddresses). A heartbeat saying the node made a
+ * pass long after a send it has not reported on has it sent its declaration again
+ * (resendOnLostReport).
  */
 export async function receiveHeartbeat(ctx: ControllerContext, subject: string, data: Uint8Array): Promise<boolean> {
   const node = subject.split('.')[2] ?? '';
@@ -38,7 +41,7 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
   }
   if (ctx.lease?.isActing() === false) return false;
   const at = ctx.now();
-  const { recorded, back } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
+  const { recorded, back, unreported } = await recordHeartbeat(ctx.store, node, heartbeat.data, at, ctx.epoch());
   // What the node pins, for a certificate rotation: kept only when it changed.
   if (recorded && heartbeat.data.broker_fingerprints !== undefined) await recordBrokerPins(ctx.store, node, heartbeat.data.broker_fingerprints, at);
   // Where the node is now, for its peers' endpoints: kept when it changed, and pushed when they see it.
@@ -56,6 +59,13 @@ export async function receiveHeartbeat(ctx: ControllerContext, subject: string, 
     await nodeWorkQueue(ctx)
       .run(node, () => busObjects(ctx).assertForDeaf(node))
       .catch((error: unknown) => ctx.log(`reports: node ${node} cannot hear its declarations, and its consumer could not be asserted (the read-back tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'error', node }));
+  }
+  // A pass since the latest send, and still no report of it: the report was lost (resendOnLostReport).
+  if (recorded && unreported === true && heartbeat.data.deaf === undefined && ctx.lease?.isActing() !== false) {
+    const seen = { sentAt: new Date(heartbeat.data.sent_at), lastReconcileAt: heartbeat.data.last_reconcile_at === null ? null : new Date(heartbeat.data.last_reconcile_at) };
+    await nodeWorkQueue(ctx)
+      .run(node, () => resendOnLostReport(ctx, node, seen, at))
+      .catch((error: unknown) => ctx.log(`reports: node ${node}'s report looks lost, and its declaration could not be sent again (its next heartbeat tries again): ${error instanceof Error ? error.message : String(error)}`, { level: 'error', node }));
   }
   return recorded;
 }

@@ -7,11 +7,14 @@ export interface HeartbeatRecorded {
   recorded: boolean;
   /** When it brought a `disconnected` node back: how long it was away, by the controller's clock. */
   back?: { from: Date; seconds: number };
+  /** The node was sent a declaration it has not reported on yet (read in the same statement). */
+  unreported?: boolean;
 }
 
 interface RecordedRow {
   came_back: boolean;
   away_from: Date | string | null;
+  unreported: boolean;
 }
 
 /**
@@ -51,12 +54,14 @@ export async function recordHeartbeat(
        updated_at = CASE WHEN n.lifecycle_state = 'disconnected' THEN $2 ELSE n.updated_at END
      WHERE n.name = $1
        AND NOT EXISTS (SELECT 1 FROM controller_epoch WHERE epoch > $7)
-     RETURNING n.away_until IS NOT DISTINCT FROM $2::timestamptz AS came_back, n.away_from`,
+     RETURNING n.away_until IS NOT DISTINCT FROM $2::timestamptz AS came_back, n.away_from,
+               n.declaration_generation > COALESCE(n.report_generation, 0) AS unreported`,
     [name, at, heartbeat.deaf?.since ?? null, heartbeat.deaf?.reason ?? null, heartbeat.host_kind, hostAway, epoch],
   );
   const [row] = rows;
   if (row === undefined) return { recorded: false };
-  if (!row.came_back || row.away_from === null) return { recorded: true };
+  const unreported = row.unreported === true;
+  if (!row.came_back || row.away_from === null) return { recorded: true, unreported };
   const from = new Date(row.away_from);
-  return { recorded: true, back: { from, seconds: Math.max(0, Math.round((at.getTime() - from.getTime()) / 1000)) } };
+  return { recorded: true, unreported, back: { from, seconds: Math.max(0, Math.round((at.getTime() - from.getTime()) / 1000)) } };
 }

@@ -3,6 +3,9 @@ import { heartbeatSubject, reportSubject } from '../../shared/bus/subjects';
 import { eventually, useTestController, type ReadDeclaration } from '../enrolment/testing/test-controller';
 import { getNode } from '../store/nodes.repo';
 import { reportRefusalCounts } from '../store/reports.repo';
+import { nodeWorkQueue } from '../declarations/node-work-queue';
+import { sendCurrent } from '../declarations/send-current';
+import { REPORT_LOST_AFTER_MS } from './resend-on-lost-report';
 
 describe('the report receiver', () => {
   const t = useTestController('postgres');
@@ -147,6 +150,52 @@ describe('the report receiver', () => {
       expect(seen).toBeLessThanOrEqual(t.ctx.now().getTime());
     } finally {
       t.advanceClock(-90_000);
+    }
+  });
+
+  test('sends a node its declaration again, once, when a heartbeat says it made a pass long after a send it has not reported on', async () => {
+    const beat = async (passAgoMs: number): Promise<void> => {
+      t.advanceClock(1000);
+      moved += 1000;
+      const expected = t.ctx.now().getTime();
+      const sent = new Date();
+      node.publish(heartbeatSubject('papa'), JSON.stringify({
+        node: 'papa', sent_at: sent.toISOString(), version_running: '0.1.0', host_kind: 'resident',
+        seconds_since_linked: 0, last_reconcile_at: new Date(sent.getTime() - passAgoMs).toISOString(), uptime_seconds: 12,
+      }));
+      await eventually(async () => (((await getNode(t.ctx.store, 'papa'))?.last_seen_at?.getTime() ?? 0) >= expected ? true : undefined), 'the heartbeat to be taken');
+      // The resend, when there is one, runs in the node's queue after the heartbeat is recorded.
+      await nodeWorkQueue(t.ctx).run('papa', async () => undefined);
+    };
+    let moved = 0;
+    try {
+      const sent = await nodeWorkQueue(t.ctx).run('papa', () => sendCurrent(t.ctx, 'papa'));
+      const lost = await t.nextDeclaration(node, 'papa');
+      expect(lost.declaration.generation).toBe(sent?.generation);
+      // Its report never comes. A pass just now, right after the send: the report may be on its way.
+      const before = await declarationsSent();
+      await beat(0);
+      expect(await declarationsSent()).toBe(before);
+      // Well past the bound, but the node's last pass was before the send (by its own clock).
+      t.advanceClock(REPORT_LOST_AFTER_MS + 10_000);
+      moved += REPORT_LOST_AFTER_MS + 10_000;
+      await beat(REPORT_LOST_AFTER_MS + 20_000);
+      expect(await declarationsSent()).toBe(before);
+      // A pass since the send, and still no report: it was lost, and the node is sent its declaration again.
+      await beat(5000);
+      const again = await t.nextDeclaration(node, 'papa');
+      expect(again.declaration.generation).toBeGreaterThan(lost.declaration.generation);
+      expect(await declarationsSent()).toBe(before + 1);
+      // Once: the one sent again goes unreported too, and is left to the watchdog.
+      t.advanceClock(REPORT_LOST_AFTER_MS + 10_000);
+      moved += REPORT_LOST_AFTER_MS + 10_000;
+      await beat(5000);
+      expect(await declarationsSent()).toBe(before + 1);
+      // Its report comes, and the node is square.
+      await t.report(node, again, { sequence: 3, report_sequence: 40 });
+      await eventually(async () => ((await reportGeneration()) === again.declaration.generation ? true : undefined), 'the report on the declaration sent again');
+    } finally {
+      t.advanceClock(-moved);
     }
   });
 });
