@@ -110,6 +110,8 @@ async function runSeed(ctx: BenchContext, seed: number): Promise<SeedOutcome> {
     if (kept !== undefined) await fs.rm(kept, { recursive: true, force: true });
     return { seed, ran: true, converged: true, convergedAfterS, broke: undefined, wallS };
   }
+  // The table keeps the first line; the whole of what jest said goes beside the logs, to read.
+  if (kept !== undefined) await fs.writeFile(path.join(kept, 'failure.txt'), failureText(report)).catch(() => undefined);
   return { seed, ran: true, converged: false, convergedAfterS: undefined, broke: `${brokenInvariant(report)}${kept === undefined ? '' : `; logs kept in ${kept}`}`, wallS };
 }
 
@@ -133,4 +135,10 @@ export function brokenInvariant(report: JestReport): string {
   }
   const first = messages[0]?.split('\n').find((line) => line.trim() !== '' && !/^\s+at /.test(line));
   return first === undefined ? 'failed without a message' : `the run itself: ${first.trim().slice(0, 200)}`;
+}
+
+/** Every failure message of a jest report, whole, for the file kept with a failed seed's logs. */
+function failureText(report: JestReport): string {
+  const messages = report.testResults.flatMap((result) => [result.message, ...result.assertionResults.flatMap((assertion) => assertion.failureMessages)]);
+  return `${messages.filter((message) => message.trim() !== '').join('\n\n')}\n`;
 }
