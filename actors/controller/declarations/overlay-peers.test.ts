@@ -14,11 +14,16 @@ describe('three nodes on the overlay', () => {
       expect(await t.enrol(token, t.requestFor(machine, token))).toEqual({ ok: true, node: name });
     }
     // The first node was sent its overlay, then new peers twice; the second, once more.
+    // Waited for generously (a loaded machine), and then the counts last seen are what is checked,
+    // so a failure shows them.
+    const expected = { romeo: 3, sierra: 2, tango: 1 };
+    let seen: Record<string, number> = {};
     await eventually(async () => {
-      const rows = await t.ctx.store.query<{ node: string; sent: number }>("SELECT node, count(*)::int AS sent FROM declarations GROUP BY node");
-      const sent = new Map(rows.map((row) => [row.node, row.sent]));
-      return sent.get('romeo') === 3 && sent.get('sierra') === 2 && sent.get('tango') === 1 ? true : undefined;
-    }, 'every node to be sent its peers');
+      const rows = await t.ctx.store.query<{ node: string; sent: number }>("SELECT node, count(*)::int AS sent FROM declarations GROUP BY node ORDER BY node");
+      seen = Object.fromEntries(rows.map((row) => [row.node, row.sent]));
+      return JSON.stringify(seen) === JSON.stringify(expected) ? true : undefined;
+    }, 'every node to be sent its peers', 60_000).catch(() => undefined);
+    expect(seen).toEqual(expected);
     await t.settled();
 
     const overlays = new Map<string, NonNullable<Awaited<ReturnType<typeof t.nextDeclaration>>['declaration']['overlay']>>();
@@ -45,5 +50,5 @@ describe('three nodes on the overlay', () => {
       }
       expect(overlay?.names.map((entry) => `${entry.name}=${entry.address}`)).toEqual(['romeo=10.77.0.1', 'sierra=10.77.0.2', 'tango=10.77.0.3']);
     }
-  });
+  }, 120_000);
 });
