@@ -58,9 +58,10 @@ const LIBC: Record<HostSystem, 'glibc' | 'musl'> = { debian: 'glibc', arch: 'gli
 /**
  * Packages that must never be in the host bundle: the controller's stores. The host has no
  * database, and PGlite would need its WebAssembly and data files beside the bundle, which a
- * single file cannot have.
+ * single file cannot have. Matched wherever node_modules is (see packagesOf): in a checkout whose
+ * node_modules links to another's, an anchored pattern matched nothing and let anything in.
  */
-const CONTROLLER_ONLY = [/^node_modules\/@electric-sql\//, /^node_modules\/pg\//, /^node_modules\/pg-[^/]+\//, /^node_modules\/pgpass\//, /^node_modules\/postgres-[^/]+\//];
+const CONTROLLER_ONLY = [/^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/@electric-sql\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pg\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pg-[^/]+\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pgpass\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/postgres-[^/]+\//];
 
 /** The fuse postject flips so that Node runs the injected blob (Node's documentation). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -312,7 +313,9 @@ export const clipanionPlatformWithoutTty: Plugin = {
 };
 
 function packagesOf(inputs: string[]): string[] {
-  const names = inputs.map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);
+  // esbuild names an input by its real path from the repository: `node_modules/x/...`, or
+  // `../../main/node_modules/x/...` where node_modules is a link to another checkout's.
+  const names = inputs.map((input) => /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);
   return [...new Set(names)].sort();
 }
 
