@@ -45,6 +45,7 @@ import { scriptArguments, wholeNumberOption } from './script-arguments';
 import { withoutIndentation } from './strip-indentation';
 import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
 import { CODE_CACHE_FILE } from '../actors/host/start/code-cache';
+import { ONE_PASS_FLAGS_FROM } from '../actors/host/cli/one-pass-flags';
 
 const exec = promisify(execFile);
 
@@ -190,8 +191,12 @@ export async function bundleHost(options: {
 /** The start beside the bundle that runs it with its code cache (actors/host/start/cached-start.ts). */
 export const CACHED_START_FILE = 'nox-mesh-host-cached.cjs';
 
-/** Files of the apply the code cache is made from: more than one batch of the file applier's. */
-const CODE_CACHE_TRAINING_FILES = 300;
+/**
+ * Files of the apply the code cache is made from: with their directory, fewer than ONE_PASS_FLAGS_FROM resources, so the apply
+ * leaves V8's flags as they are. V8 writes the flags of the moment into cached data and refuses it
+ * under others: a cache taken after the one-pass flags were set would be refused at every start.
+ */
+const CODE_CACHE_TRAINING_FILES = ONE_PASS_FLAGS_FROM - 2; // and their directory
 
 /**
  * The bundle's V8 code cache, CODE_CACHE_FILE beside it, and the start that uses it,
@@ -237,6 +242,9 @@ export async function buildCodeCache(bundleFile: string): Promise<{ file: string
       const failure = error as { stderr?: string; message: string };
       throw new Error(`making the bundle's code cache failed (an apply of ${CODE_CACHE_TRAINING_FILES} files by the bundle): ${(failure.stderr || failure.message).trim().slice(0, 800)}`, { cause: error });
     }
+    // The cache is worth keeping only if this Node takes it: started once, asked to say.
+    const { stderr } = await exec(process.execPath, [launcher, 'version'], { cwd: work, env: { ...env, NOX_MESH_HOST_SAY_CODE_CACHE: '1' } });
+    if (stderr.trim() !== 'code cache: used') throw new Error(`the bundle's code cache was made but is not used by the start beside it (${stderr.trim()}); see actors/host/start/code-cache.ts`);
     return { file, bytes: (await fs.stat(file)).size, launcher };
   } finally {
     await fs.rm(work, { recursive: true, force: true });

@@ -1,7 +1,6 @@
 import type { Cli, CommandClass } from 'clipanion';
 import { runningVersion } from '../../shared/version';
 import { setRunProcessFlags } from '../run/run-process-flags';
-import { ONE_PASS_VERBS, setOnePassFlags } from './one-pass-flags';
 import { quietOnClosedOutput } from '../../shared/cli/quiet-on-closed-output';
 import { useDirectFileStdin } from '../../shared/cli/direct-file-stdin';
 import { getDefaultColorDepth } from '../../shared/cli/clipanion-platform';
@@ -72,7 +71,6 @@ export function main(): void {
   // Before the verb's code is loaded: the young generation grows while modules load, and the
   // optimizing compiler must never start.
   if (argv[0] === 'run') setRunProcessFlags();
-  else if (argv[0] !== undefined && ONE_PASS_VERBS.has(argv[0])) setOnePassFlags();
   // Before clipanion loads and reads it (see useDirectFileStdin).
   useDirectFileStdin();
   void runCli(() => hostCli(argv[0]), argv, 'nox-mesh-host').then((status) => {
