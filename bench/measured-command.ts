@@ -12,6 +12,8 @@ export interface MeasuredRun {
   ms: number;
   /** Maximum resident set size (GNU time's %M), MB; null without /usr/bin/time. */
   peakMb: number | null;
+  /** CPU time in user space (GNU time's %U, to 10 ms), ms; null without /usr/bin/time. */
+  userMs: number | null;
   result: CliResult;
 }
 
@@ -22,18 +24,21 @@ export interface MeasuredRun {
  */
 export async function runMeasured(argv: readonly [string, ...string[]], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; label?: string }): Promise<MeasuredRun> {
   const peakFile = existsSync(GNU_TIME) ? path.join(os.tmpdir(), `mesh-bench-peak-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined;
-  const command: [string, ...string[]] = peakFile === undefined ? [...argv] : [GNU_TIME, '-f', '%M', '-o', peakFile, ...argv];
+  const command: [string, ...string[]] = peakFile === undefined ? [...argv] : [GNU_TIME, '-f', '%M %U', '-o', peakFile, ...argv];
   const started = performance.now();
   const result = await run(command, options.label ?? argv.join(' '), options.cwd, options.env ?? process.env, options.timeoutMs ?? 600_000);
   const ms = performance.now() - started;
   let peakMb: number | null = null;
+  let userMs: number | null = null;
   if (peakFile !== undefined) {
     const text = await fs.readFile(peakFile, 'utf8').catch(() => '');
     await fs.rm(peakFile, { force: true });
-    const kb = Number(text.trim().split('\n').at(-1));
-    peakMb = Number.isFinite(kb) && kb > 0 ? kb / 1024 : null;
+    // The last line is ours; GNU time puts "Command exited with non-zero status" lines above it.
+    const [kb, user] = (text.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+    peakMb = kb !== undefined && Number.isFinite(kb) && kb > 0 ? kb / 1024 : null;
+    userMs = user !== undefined && Number.isFinite(user) ? user * 1000 : null;
   }
-  return { ms, peakMb, result };
+  return { ms, peakMb, userMs, result };
 }
 
 /** "peak RSS 23 MB" from several runs' peaks (their median), or '' when none was read. */

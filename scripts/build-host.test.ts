@@ -9,6 +9,7 @@ import { nkeySeedOf } from '../actors/shared/crypto/nkey';
 import {
   buildHost,
   bundleHost,
+  CACHED_START_FILE,
   ControllerCodeInHostBundle,
   escapeNonAscii,
   inspectNodeBinary,
@@ -23,6 +24,7 @@ import { HOST_RUNTIME_VERSION } from './fetch-node';
 import type { Resource } from '../schema/resource';
 import { generateNodeIdentity, generateSigningKeyPair, ready } from '../actors/shared/crypto';
 import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
+import { CODE_CACHE_FILE } from '../actors/host/start/code-cache';
 import { sealToNode } from '../actors/shared/crypto/seal';
 import { HostStore } from '../actors/host/store/host-store';
 import { enrolledState } from '../bench/host/enrolled-store';
@@ -233,6 +235,44 @@ describe('npm run build:host', () => {
       // The bundle belongs to no package: it records its program version for the launcher.
       knownGood: `${version}\n`,
     });
+  });
+
+  test('the cached start runs the bundle with the code cache the build made, and does what the bundle does', async () => {
+    const cwd = await emptyFolder('cached-run');
+    const cache = outcome.bundle.codeCache!;
+    for (const file of [outcome.bundle.file, cache.file, cache.launcher]) await fs.copyFile(file, path.join(cwd, path.basename(file)));
+    const env = { PATH: process.env.PATH, NODE_PATH: '', NOX_MESH_HOST_SAY_CODE_CACHE: '1' };
+
+    const seen = await exercise(cwd, [process.execPath, CACHED_START_FILE], env);
+
+    expect(seen).toEqual({
+      version: { code: 0, stdout: `nox-mesh-host ${version}\n`, stderr: 'code cache: used\n' },
+      profile: { code: 0, arch: 'x86_64' },
+      apply: { code: 0, stderr: 'code cache: used\n' },
+      motd: 'This machine is managed by Novox Mesh.\n',
+      stamped: true,
+      knownGood: `${version}\n`,
+    });
+  });
+
+  test('the cached start ignores a cache of another bundle, or one others may write, and still runs the bundle', async () => {
+    const cwd = await emptyFolder('cached-stale');
+    const cache = outcome.bundle.codeCache!;
+    await fs.copyFile(cache.launcher, path.join(cwd, CACHED_START_FILE));
+    await fs.copyFile(cache.file, path.join(cwd, CODE_CACHE_FILE));
+    // The same bundle saying another version of the same length: V8 alone would take the cache.
+    const other = version.replace(/.$/, (last) => String((Number(last) + 1) % 10));
+    const text = await fs.readFile(outcome.bundle.file, 'utf8');
+    await fs.writeFile(path.join(cwd, 'nox-mesh-host.cjs'), text.split(`"${version}"`).join(`"${other}"`));
+    const env = { PATH: process.env.PATH, NODE_PATH: '', NOX_MESH_HOST_SAY_CODE_CACHE: '1' };
+
+    const stale = await runIn(cwd, [process.execPath, CACHED_START_FILE, 'version'], env);
+    await fs.copyFile(outcome.bundle.file, path.join(cwd, 'nox-mesh-host.cjs'));
+    await fs.chmod(path.join(cwd, CODE_CACHE_FILE), 0o666);
+    const open = await runIn(cwd, [process.execPath, CACHED_START_FILE, 'version'], env);
+
+    expect(stale).toEqual({ code: 0, stdout: `nox-mesh-host ${other}\n`, stderr: 'code cache: not used: made from another bundle\n' });
+    expect(open).toEqual({ code: 0, stdout: `nox-mesh-host ${version}\n`, stderr: 'code cache: not used: writable by others (mode 666)\n' });
   });
 
   test('keeps libsodium out of the bundle, in a file beside it that the executable carries as an asset', async () => {

@@ -3,6 +3,9 @@
  *
  *   dist/nox-mesh-host.cjs                          the host bundled into one CommonJS file; runs
  *                                                   with any Node >= 20 from an empty folder
+ *   dist/nox-mesh-host-code-cache.bin              V8's code for the bundle, made by this Node in an
+ *                                                   apply, and dist/nox-mesh-host-cached.cjs, which
+ *                                                   starts the bundle with it (buildCodeCache)
  *   dist/nox-mesh-host-libsodium.cjs                libsodium, which the bundle loads from its own
  *                                                   folder when it first opens a sealed secret
  *   dist/mesh-host-<system>-<version>-<arch>.tar.gz nox-mesh-host (Node and the host in one
@@ -41,6 +44,8 @@ import { fetchNode, HOST_RUNTIME_VERSION } from './fetch-node';
 import { scriptArguments, wholeNumberOption } from './script-arguments';
 import { withoutIndentation } from './strip-indentation';
 import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
+import { CODE_CACHE_FILE } from '../actors/host/start/code-cache';
+import { ONE_PASS_FLAGS_FROM } from '../actors/host/cli/one-pass-flags';
 
 const exec = promisify(execFile);
 
@@ -58,9 +63,10 @@ const LIBC: Record<HostSystem, 'glibc' | 'musl'> = { debian: 'glibc', arch: 'gli
 /**
  * Packages that must never be in the host bundle: the controller's stores. The host has no
  * database, and PGlite would need its WebAssembly and data files beside the bundle, which a
- * single file cannot have.
+ * single file cannot have. Matched wherever node_modules is (see packagesOf): in a checkout whose
+ * node_modules links to another's, an anchored pattern matched nothing and let anything in.
  */
-const CONTROLLER_ONLY = [/^node_modules\/@electric-sql\//, /^node_modules\/pg\//, /^node_modules\/pg-[^/]+\//, /^node_modules\/pgpass\//, /^node_modules\/postgres-[^/]+\//];
+const CONTROLLER_ONLY = [/^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/@electric-sql\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pg\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pg-[^/]+\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/pgpass\//, /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/postgres-[^/]+\//];
 
 /** The fuse postject flips so that Node runs the injected blob (Node's documentation). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -99,6 +105,8 @@ export interface BundleResult {
   packages: string[];
   /** libsodium, built beside the bundle as LIBSODIUM_FILE (see libsodiumBesideBundle). */
   libsodium: { file: string; bytes: number };
+  /** The code cache and the start that uses it, when asked for (see buildCodeCache). */
+  codeCache?: { file: string; bytes: number; launcher: string };
   ms: number;
 }
 
@@ -134,6 +142,8 @@ export async function bundleHost(options: {
   minify?: boolean;
   /** The entry's source, resolved from the repository's root. Default: the host's CLI. */
   entry?: string;
+  /** Also make the bundle's code cache and its start beside it (buildCodeCache). */
+  codeCache?: boolean;
 }): Promise<BundleResult> {
   const started = performance.now();
   const define: Record<string, string> = { MESH_BUILD_VERSION: JSON.stringify(options.version) };
@@ -174,7 +184,71 @@ export async function bundleHost(options: {
   const compact = await withoutIndentation(escapeNonAscii(text));
   if (compact !== text) await fs.writeFile(options.outFile, compact);
   const bytes = (await fs.stat(options.outFile)).size;
-  return { file: options.outFile, bytes, packages: packagesOf(inputs), libsodium, ms: performance.now() - started };
+  const codeCache = options.codeCache === true ? await buildCodeCache(options.outFile) : undefined;
+  return { file: options.outFile, bytes, packages: packagesOf(inputs), libsodium, ...(codeCache === undefined ? {} : { codeCache }), ms: performance.now() - started };
+}
+
+/** The start beside the bundle that runs it with its code cache (actors/host/start/cached-start.ts). */
+export const CACHED_START_FILE = 'nox-mesh-host-cached.cjs';
+
+/**
+ * Files of the apply the code cache is made from: with their directory, fewer than ONE_PASS_FLAGS_FROM resources, so the apply
+ * leaves V8's flags as they are. V8 writes the flags of the moment into cached data and refuses it
+ * under others: a cache taken after the one-pass flags were set would be refused at every start.
+ */
+const CODE_CACHE_TRAINING_FILES = ONE_PASS_FLAGS_FROM - 2; // and their directory
+
+/**
+ * The bundle's V8 code cache, CODE_CACHE_FILE beside it, and the start that uses it,
+ * CACHED_START_FILE (actors/host/start/code-cache.ts says why and what keeps it safe). The cache
+ * is what V8 compiled by the end of an apply of a directory and CODE_CACHE_TRAINING_FILES files
+ * into a fresh root, run by this Node, the one that built the bundle and runs it from the
+ * checkout; another Node's start ignores it. The bundle itself is unchanged and still runs alone
+ * (and is what the single executable carries, with Node's own code cache).
+ */
+export async function buildCodeCache(bundleFile: string): Promise<{ file: string; bytes: number; launcher: string }> {
+  const dir = path.dirname(bundleFile);
+  const launcher = path.join(dir, CACHED_START_FILE);
+  const file = path.join(dir, CODE_CACHE_FILE);
+  const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'silent' } as const;
+  await build({
+    ...common,
+    stdin: {
+      contents: `require('./actors/host/start/cached-start').startCached(__dirname, ${JSON.stringify(path.basename(bundleFile))});\n`,
+      resolveDir: REPOSITORY,
+      sourcefile: 'nox-mesh-host-cached-entry.js',
+      loader: 'js',
+    },
+    outfile: launcher,
+  });
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'host-code-cache-'));
+  try {
+    const trainer = path.join(work, 'train-code-cache.cjs');
+    await build({ ...common, entryPoints: [path.join(REPOSITORY, 'actors', 'host', 'start', 'train-code-cache.ts')], outfile: trainer });
+    const declaration = path.join(work, 'declaration.json');
+    const resources = [
+      { shape: 'directory', path: '/srv/code-cache', mode: '0755', owner: 'root', group: 'root' },
+      ...Array.from({ length: CODE_CACHE_TRAINING_FILES }, (_, index) => ({ shape: 'file', path: `/srv/code-cache/file-${index}.conf`, content: { text: `setting_${index} = ${index}\n` }, mode: '0644', owner: 'root', group: 'root' })),
+    ];
+    await fs.writeFile(declaration, JSON.stringify({ resources }));
+    await fs.mkdir(path.join(work, 'root'));
+    // Without NODE_OPTIONS: V8 refuses a cache made under other flags, and the host is started without them.
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    await fs.rm(file, { force: true });
+    try {
+      await exec(process.execPath, [trainer, bundleFile, file, 'apply', declaration, '--root', path.join(work, 'root'), '--json'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+    } catch (error) {
+      const failure = error as { stderr?: string; message: string };
+      throw new Error(`making the bundle's code cache failed (an apply of ${CODE_CACHE_TRAINING_FILES} files by the bundle): ${(failure.stderr || failure.message).trim().slice(0, 800)}`, { cause: error });
+    }
+    // The cache is worth keeping only if this Node takes it: started once, asked to say.
+    const { stderr } = await exec(process.execPath, [launcher, 'version'], { cwd: work, env: { ...env, NOX_MESH_HOST_SAY_CODE_CACHE: '1' } });
+    if (stderr.trim() !== 'code cache: used') throw new Error(`the bundle's code cache was made but is not used by the start beside it (${stderr.trim()}); see actors/host/start/code-cache.ts`);
+    return { file, bytes: (await fs.stat(file)).size, launcher };
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -312,7 +386,9 @@ export const clipanionPlatformWithoutTty: Plugin = {
 };
 
 function packagesOf(inputs: string[]): string[] {
-  const names = inputs.map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);
+  // esbuild names an input by its real path from the repository: `node_modules/x/...`, or
+  // `../../main/node_modules/x/...` where node_modules is a link to another checkout's.
+  const names = inputs.map((input) => /^(?:\.\.\/)*(?:[^/]+\/)*?node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter((name): name is string => name !== undefined);
   return [...new Set(names)].sort();
 }
 
@@ -476,7 +552,7 @@ export async function buildHost(options: HostBuildOptions): Promise<HostBuild> {
   const started = performance.now();
   const version = await projectVersion();
   await fs.mkdir(options.outDir, { recursive: true });
-  const bundle = await bundleHost({ outFile: path.join(options.outDir, 'nox-mesh-host.cjs'), version });
+  const bundle = await bundleHost({ outFile: path.join(options.outDir, 'nox-mesh-host.cjs'), version, codeCache: true });
   const result: HostBuild = { bundle, tarballs: [], skipped: [], ms: 0 };
   if (options.bundleOnly) return { ...result, ms: performance.now() - started };
 
@@ -565,6 +641,8 @@ async function main(): Promise<void> {
   const shown = (file: string) => path.relative(process.cwd(), file) || file;
   out.write(`${shown(outcome.bundle.file)}  ${size(outcome.bundle.bytes)}  ${seconds(outcome.bundle.ms)}  (${outcome.bundle.packages.join(', ')})\n`);
   out.write(`${shown(outcome.bundle.libsodium.file)}  ${size(outcome.bundle.libsodium.bytes)}  (libsodium, loaded on the first sealed box; inside each executable as an asset)\n`);
+  const cache = outcome.bundle.codeCache;
+  if (cache !== undefined) out.write(`${shown(cache.file)}  ${size(cache.bytes)}  (V8 code cache of the bundle for ${process.version}, used by ${shown(cache.launcher)})\n`);
   for (const tarball of outcome.tarballs) {
     const same = tarball.sameAs === undefined ? '' : `, the same executable as ${tarball.sameAs}`;
     out.write(`${shown(tarball.file)}  ${size(tarball.bytes)} (executable ${size(tarball.executableBytes)}${same})  ${seconds(tarball.ms)}\n`);

@@ -8,7 +8,7 @@ import { HOST_FILES } from '../host/bench-files';
 import { syncDisks } from '../remove-settled';
 import { peakNote, runMeasured, type MeasuredRun } from '../measured-command';
 import { median } from '../stats';
-import { ensureBundle } from '../host/host-bundle';
+import { ensureHostProgram } from '../host/host-program';
 import { ansiblePlaybook, cfenginePolicy, puppetManifest } from './peer-policies';
 import { interleaveWithCfengine } from './versus-cfengine';
 
@@ -136,16 +136,17 @@ function versusHeads(): [FigureHead, FigureHead] {
 async function versusCfengine(ctx: BenchContext): Promise<Figure[]> {
   const [hostHead, cfHead] = versusHeads();
   try {
-    const bundle = await ensureBundle(ctx.repoDir, ctx.say);
+    const program = await ensureHostProgram(ctx.repoDir, ctx.say);
     const workDir = path.join(ctx.workDir, 'versus-cfengine');
     await fs.mkdir(workDir);
-    ctx.say(`peers: the host and cf-agent alternated, ${VERSUS_RUNS} runs each`);
-    const { host, cf } = await interleaveWithCfengine(VERSUS_RUNS, bundle, workDir, ctx.say);
+    ctx.say(`peers: the host (${program.kind}) and cf-agent alternated, ${VERSUS_RUNS} runs each`);
+    const { host, cf, hostUserMs, cfUserMs } = await interleaveWithCfengine(VERSUS_RUNS, program.argv, workDir, ctx.say);
     const ratio = median(host) / median(cf);
+    const userOf = (runs: number[]) => (runs.length === 0 ? '' : `; user CPU ${Math.round(median(runs))} ms (median)`);
     const goal = { text: `≤ cf-agent's median in the same run (${Math.round(median(cf))} ms)`, max: median(cf), on: 'median' as const };
     return [
-      measured(hostHead, host, { goal, note: `bundled host, whole process, alternated with cf-agent on fresh roots; host / cf-agent ${ratio.toFixed(2)}×; the host syncs every file before its rename, cf-agent syncs nothing (bench/README.md)` }),
-      measured(cfHead, cf, { note: `cf-agent --no-lock, alternated with the host; host / cf-agent ${ratio.toFixed(2)}×` }),
+      measured(hostHead, host, { goal, note: `measured: ${program.what}; whole process, alternated with cf-agent on fresh roots; host / cf-agent ${ratio.toFixed(2)}×${userOf(hostUserMs)}; the host syncs every file before its rename, cf-agent syncs nothing (bench/README.md)` }),
+      measured(cfHead, cf, { note: `cf-agent --no-lock, alternated with the host (${program.kind}); host / cf-agent ${ratio.toFixed(2)}×${userOf(cfUserMs)}` }),
     ];
   } catch (error) {
     return [failed(hostHead, error), failed(cfHead, error)];

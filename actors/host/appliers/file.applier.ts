@@ -9,7 +9,7 @@ import type { ApplyContext, Applier, ApplyOutcome, HandBack, Observation, Remova
 import { ApplyFailed } from './applier';
 import { formatMode, madeOutcome, ownershipDifferences, parseMode, setOwnerAndMode } from './directory.applier';
 import type { HeldDirectory } from './root-path';
-import { errnoCode, errorText, holdOwnDirectory, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
+import { childPath, errnoCode, errorText, holdOwnDirectory, holdParentUnderRoot, hostOwnPath, kindOf, lstatOrAbsentSync, resolveUnderRootSync } from './root-path';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 import { readKeptRecord } from '../adoption/kept-record';
 import { fileContentBytes, unresolvedSecret } from './sealed-content';
@@ -350,7 +350,8 @@ async function stageIn(directory: HeldDirectory, leaf: string, real: string, res
     throw error;
   }
   const { dev, ino } = directory.identity();
-  return { fd, real, entry: { path: resource.path, temporary: join(directory.real, temporaryName), temporaryName, dev, ino, bytes, mode, uid, gid } };
+  // A held directory's real path and a name of one segment: see childPath.
+  return { fd, real, entry: { path: resource.path, temporary: childPath(directory.real, temporaryName), temporaryName, dev, ino, bytes, mode, uid, gid } };
 }
 
 // A temporary not used is removed through its directory, held again and checked to be the one

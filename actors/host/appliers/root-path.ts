@@ -151,7 +151,7 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
   const known = directories?.get(parent);
   const knownIdentity = known === undefined ? undefined : identities?.get(known);
   if (known !== undefined && (identities === undefined || knownIdentity !== undefined)) {
-    return { real: join(known, leaf), realRoot, deepest: { real: known, ...(knownIdentity ?? identityOf(statSync(known))) }, remembered: true };
+    return { real: childPath(known, leaf), realRoot, deepest: { real: known, ...(knownIdentity ?? identityOf(statSync(known))) }, remembered: true };
   }
   let current = realRoot;
   let currentOwner = rootSeen.uid;
@@ -159,7 +159,7 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
   let anyoneElses = false;
   let via: FollowedLink | undefined;
   for (const [index, segment] of segments.entries()) {
-    const candidate = join(current, segment);
+    const candidate = childPath(current, segment);
     const declared = `/${segments.slice(0, index + 1).join('/')}`;
     const stats = lookAt(candidate, path);
     if (stats === undefined) {
@@ -187,7 +187,18 @@ function walkUnderRoot(root: string, path: string, directories: Map<string, stri
     directories?.set(parent, current);
     identities?.set(current, deepest);
   }
-  return { real: join(current, leaf), realRoot, deepest: { real: current, ...deepest }, ...(via === undefined ? {} : { via }) };
+  return { real: childPath(current, leaf), realRoot, deepest: { real: current, ...deepest }, ...(via === undefined ? {} : { via }) };
+}
+
+/**
+ * `join(directory, name)` for a directory that is a real path already (absolute, normalized:
+ * the real root, or a walk's step from it) and a name that is one segment of a declared path
+ * (walkUnderRoot refuses `..` and drops empty and `.` segments). `join` normalizes the whole
+ * string again at every call, and a pass of 1,000 files made some 10,000 of them: about 4 % of
+ * an apply's user CPU (perf, 2026-12-07).
+ */
+export function childPath(directory: string, name: string): string {
+  return directory.endsWith('/') ? directory + name : `${directory}/${name}`;
 }
 
 /** Which directory a walk checked: its device and inode, and its owner. */

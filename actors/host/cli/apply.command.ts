@@ -10,6 +10,7 @@ import { OperatorError } from '../../shared/operator-error';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { applyContextOf } from '../host-context';
 import { passFailed, reconcilePass, type PassReport } from '../reconcile/reconcile-pass';
+import { setOnePassFlagsFor } from './one-pass-flags';
 import { refuseWhole } from './declaration-refused';
 import { formatPass } from './format-results';
 import { HostCommand } from './host-command';
@@ -71,6 +72,7 @@ export class ApplyCommand extends HostCommand {
       // killed before that write has made nothing new (adoption's kept originals are found
       // again), so the store is as it was before this apply, and honest.
       await host.state.stage(hold);
+      setOnePassFlagsFor(host.state.current().local_resources.length + host.state.current().owned.resources.length);
       const report = await reconcilePass(host, ['declaration']);
       const dropped = notTaken(declaration.resources, report);
       if (dropped.size > 0) await host.state.update((state) => heldAgain(state, dropped, before));

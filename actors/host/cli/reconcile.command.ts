@@ -5,6 +5,7 @@ import type { HostState } from '../../../schema/host-state';
 import type { Resource } from '../../../schema/resource';
 import type { CommandResult } from '../../shared/cli/mesh-command';
 import { passFailed, reconcilePass } from '../reconcile/reconcile-pass';
+import { setOnePassFlagsFor } from './one-pass-flags';
 import { formatPass } from './format-results';
 import { HostCommand } from './host-command';
 
@@ -75,6 +76,7 @@ export class ReconcileCommand extends HostCommand {
       }
       if (this.dryRun) return this.planOn();
       return this.withHost(async (host) => {
+        setOnePassFlagsFor(host.state.current().local_resources.length + host.state.current().owned.resources.length);
         const report = await reconcilePass(host, ['start']);
         return { text: formatPass(report), json: report, exitCode: passFailed(report) ? 1 : 0 };
       });

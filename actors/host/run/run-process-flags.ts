@@ -1,5 +1,3 @@
-import v8 from 'node:v8';
-
 /**
  * The V8 flags of a `nox-mesh-host run` process: a host that works in bursts (loading its
  * modules, a pass over a thousand files) and then idles for minutes, for months, on a machine
@@ -50,7 +48,14 @@ export const RUN_PROCESS_FLAGS = [
   '--flush-baseline-code',
 ] as const;
 
-/** Sets {@link RUN_PROCESS_FLAGS} on this process. Call it before the process loads its code. */
+/**
+ * Sets {@link RUN_PROCESS_FLAGS} on this process. Call it before the process loads its code.
+ * `node:v8` is loaded here, not at the top: every verb's start imports this file (cli/main.ts),
+ * and loading that module (with its heap and promise-hook helpers) cost an `apply` 2-6 ms of a
+ * start it never used.
+ */
 export function setRunProcessFlags(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const v8 = require('node:v8') as typeof import('node:v8');
   for (const flag of RUN_PROCESS_FLAGS) v8.setFlagsFromString(flag);
 }
