@@ -189,7 +189,7 @@ describe(`a rollout across ${HOST_COUNT} hosts on a cluster while its parts fail
         // A report lost with a controller killed mid-write is asked for again by sending the
         // declaration again at a later heartbeat (resend-on-lost-report.ts), so what the host
         // holds is read at every look; heartbeats come every 30 s, and only the acting
-        // controller's count.
+        // controller takes them.
         await invariant('no report missing', () => until(`${name}'s report of what it holds in the store`, async () => {
           const state = JSON.parse(await fs.readFile(path.join(rig.hostRoot(name), 'var', 'lib', 'mesh-host', 'state.json'), 'utf8')) as { last_declaration: { digest: string; applied_generation: number } };
           const rows = (await store.query('SELECT 1 FROM reports WHERE node = $1 AND declaration_digest = $2 AND generation = $3', [name, state.last_declaration.digest, state.last_declaration.applied_generation])).rows;
