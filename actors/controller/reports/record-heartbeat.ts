@@ -7,8 +7,8 @@ export interface HeartbeatRecorded {
   recorded: boolean;
   /** When it brought a `disconnected` node back: how long it was away, by the controller's clock. */
   back?: { from: Date; seconds: number };
-  /** The node was sent a declaration it has not reported on yet (read in the same statement). */
-  unreported?: boolean;
+  /** True when the node was sent a declaration it has not reported on yet (read in the same statement); absent otherwise. */
+  unreported?: true;
 }
 
 interface RecordedRow {
@@ -60,8 +60,8 @@ export async function recordHeartbeat(
   );
   const [row] = rows;
   if (row === undefined) return { recorded: false };
-  const unreported = row.unreported === true;
-  if (!row.came_back || row.away_from === null) return { recorded: true, unreported };
+  const unreported = row.unreported === true ? { unreported: true as const } : {};
+  if (!row.came_back || row.away_from === null) return { recorded: true, ...unreported };
   const from = new Date(row.away_from);
-  return { recorded: true, unreported, back: { from, seconds: Math.max(0, Math.round((at.getTime() - from.getTime()) / 1000)) } };
+  return { recorded: true, ...unreported, back: { from, seconds: Math.max(0, Math.round((at.getTime() - from.getTime()) / 1000)) } };
 }
