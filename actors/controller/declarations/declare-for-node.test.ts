@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { resourceKey } from '../../../schema/resource';
-import { eventually, useTestController, type TestMachine } from '../enrolment/testing/test-controller';
+import { useTestController, type TestMachine } from '../enrolment/testing/test-controller';
 import { NodeNotFound } from '../store/node-not-found';
 import { ModuleCollision } from '../modules/module-errors';
 import { insertRevision, latestSend, setAssignment } from '../modules/modules.repo';
@@ -44,7 +44,7 @@ describe('declaring what a node holds (node.declare)', () => {
   });
 
   test('once the overlay is applied, sends the full declaration at once and answers with its generation', async () => {
-    await eventually(async () => ((await t.ctx.store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', ['uniform'])).length === 1 ? true : undefined), 'the overlay to count as applied');
+    await t.overlayApplied('uniform');
     const outcome = await declare('uniform', [MOTD, NGINX]);
     expect(outcome.held).toBeNull();
     const full = await t.nextDeclaration(node, 'uniform');

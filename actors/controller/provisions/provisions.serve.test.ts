@@ -90,7 +90,7 @@ describe('provisions: credentials per consumer, sealed, rotated narrowly', () =>
     // Every node's latest overlay (each enrolment changed the others') reported applied.
     for (const [name, link] of links) {
       await t.report(link, await t.nextDeclaration(link, name), { sequence: 1, report_sequence: 1 });
-      await eventually(async () => ((await ctx.store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', [name])).length === 1 ? true : undefined), `${name}'s overlay to count as applied`);
+      await t.overlayApplied(name);
     }
     for (const manifest of [DB, consumer('app'), consumer('worker')]) await addModule(ctx, new PlanBook(ctx), { module: manifest });
   });

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ControllerContext } from '../controller-context';
-import { eventually, useTestController } from '../enrolment/testing/test-controller';
+import { useTestController } from '../enrolment/testing/test-controller';
 import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { PlanBook } from '../plans/plan-book';
@@ -35,13 +35,8 @@ describe('the last holder of a needed seat leaving the mesh', () => {
     ctx = t.ctx;
     await seatsPart.start(ctx, t.verbs);
     for (const name of NODES) {
-      const token = await t.issue();
-      const machine = t.machine(name);
-      await t.enrol(token, t.requestFor(machine, token));
-      const link = await t.connectNode(name, machine);
+      const { link } = await t.enrolOnOverlay(name);
       links.set(name, link);
-      await t.report(link, await t.nextDeclaration(link, name), { sequence: 1, report_sequence: 1 });
-      await eventually(async () => ((await ctx.store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', [name])).length === 1 ? true : undefined), `${name}'s overlay to count as applied`);
     }
     for (const [name, seat] of [['cache-user', 'build-cache'], ['art-user', 'artifact-store']] as const) {
       await addModule(ctx, new PlanBook(ctx), { module: { name, version: '1', upgrade_policy: 'together', resources: [], seats: { holds: [], needs: [seat] } } });

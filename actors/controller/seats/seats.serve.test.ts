@@ -4,7 +4,7 @@ import type { ModuleManifest } from '../../../schema/module';
 import type { Resource } from '../../../schema/resource';
 import type { SeatListed } from '../../../schema/seat';
 import type { ControllerContext } from '../controller-context';
-import { eventually, useTestController } from '../enrolment/testing/test-controller';
+import { useTestController } from '../enrolment/testing/test-controller';
 import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { unassignModules } from '../modules/unassign-modules';
@@ -50,13 +50,8 @@ describe('seats held by nodes and composed into their declarations', () => {
     ctx = t.ctx;
     await seatsPart.start(ctx, t.verbs);
     for (const name of NODES) {
-      const token = await t.issue();
-      const machine = t.machine(name);
-      await t.enrol(token, t.requestFor(machine, token));
-      const link = await t.connectNode(name, machine);
+      const { link } = await t.enrolOnOverlay(name);
       links.set(name, link);
-      await t.report(link, await t.nextDeclaration(link, name), { sequence: 1, report_sequence: 1 });
-      await eventually(async () => ((await ctx.store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', [name])).length === 1 ? true : undefined), `${name}'s overlay to count as applied`);
       await t.nextDeclaration(link, name);
       const [row] = await ctx.store.query<{ overlay_address: string }>('SELECT overlay_address FROM nodes WHERE name = $1', [name]);
       address.set(name, row?.overlay_address as string);

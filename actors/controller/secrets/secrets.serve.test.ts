@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { FileResource } from '../../../schema/resource';
 import { openSealed } from '../../shared/crypto/seal';
 import type { ControllerContext } from '../controller-context';
-import { eventually, useTestController, type TestMachine } from '../enrolment/testing/test-controller';
+import { useTestController, type TestMachine } from '../enrolment/testing/test-controller';
 import { addModule } from '../modules/add-module';
 import { assignModules } from '../modules/assign-modules';
 import { insertRevision } from '../modules/modules.repo';
@@ -51,7 +51,7 @@ describe('secrets kept by the controller and sealed to a node', () => {
     await t.enrol(token, t.requestFor(machine, token));
     node = await t.connectNode('kilo', machine);
     await t.report(node, await t.nextDeclaration(node, 'kilo'), { sequence: 1, report_sequence: 1 });
-    await eventually(async () => ((await ctx.store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', ['kilo'])).length === 1 ? true : undefined), 'the overlay to count as applied');
+    await t.overlayApplied('kilo');
     await t.nextDeclaration(node, 'kilo');
     await insertRevision(ctx.store, { name: 'app', version: '1', upgrade_policy: 'together', resources: [FileResourceOf(SECRET_FILE)], digest: 'a'.repeat(64), source: null, added_at: new Date() });
   });

@@ -101,6 +101,13 @@ export interface TestController {
   settled(): Promise<void>;
   /** Waits until the responder has taken the token's broker user off the broker. */
   retired(token: TestToken): Promise<void>;
+  /** Waits until the store counts the node's overlay as applied (its report on it kept). */
+  overlayApplied(node: string): Promise<void>;
+  /**
+   * A machine named `name` enrolled with a token of its own and linked as the node, its first
+   * declaration (the overlay) reported applied and counted so: a node ready for its full one.
+   */
+  enrolOnOverlay(name: string): Promise<{ machine: TestMachine; link: NatsConnection }>;
 }
 
 const PARTS: readonly ControllerPart[] = [reportsPart, declarationsPart, releasePart, enrolmentPart];
@@ -181,7 +188,7 @@ export function useTestController(kind: StoreKind): TestController {
     );
   }
 
-  return {
+  const controller: TestController = {
     get ctx() {
       return the(ctx, 'context');
     },
@@ -291,8 +298,20 @@ export function useTestController(kind: StoreKind): TestController {
       await nodeWorkQueue(the(ctx, 'context')).idle();
     },
     retired: (token) => retired(token),
+    overlayApplied: async (node) => {
+      await eventually(async () => ((await the(ctx, 'context').store.query('SELECT 1 FROM nodes WHERE name = $1 AND overlay_applied_generation IS NOT NULL', [node])).length === 1 ? true : undefined), `${node}'s overlay to count as applied`);
+    },
+    enrolOnOverlay: async (name) => {
+      const token = await controller.issue();
+      const machine = controller.machine(name);
+      await controller.enrol(token, controller.requestFor(machine, token));
+      const link = await controller.connectNode(name, machine);
+      await controller.report(link, await controller.nextDeclaration(link, name), { sequence: 1, report_sequence: 1 });
+      await controller.overlayApplied(name);
+      return { machine, link };
+    },
   };
-
+  return controller;
 }
 
 /** Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. */
