@@ -356,6 +356,19 @@ describe('npm run build:host', () => {
     });
   });
 
+  test('the single executable starts its bundle with the code cache it carries, and `run` starts without it', async () => {
+    const cwd = await emptyFolder('sea-cache');
+    await exec('tar', ['-xzf', outcome.tarballs[0]!.file, '-C', cwd]);
+    const env = { PATH: await pathWithoutNode(), NOX_MESH_HOST_SAY_CODE_CACHE: '1' };
+
+    const oneShot = await runIn(cwd, [path.join(cwd, 'nox-mesh-host'), 'version'], env);
+    const daemon = await runIn(cwd, [path.join(cwd, 'nox-mesh-host'), 'run', '--help'], env);
+
+    // "used" is said only when V8 took the data: made by another Node or from another bundle, it says why not.
+    expect([oneShot.code, oneShot.stderr]).toEqual([0, 'code cache: used\n']);
+    expect([daemon.code, daemon.stderr]).toEqual([0, 'code cache: not used: `run` starts without it\n']);
+  });
+
   test('the single executable carries the pinned LTS runtime, not the Node that built it, and says so in version --json', async () => {
     const cwd = await emptyFolder('sea-runtime');
     await exec('tar', ['-xzf', outcome.tarballs[0]!.file, '-C', cwd]);

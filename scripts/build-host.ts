@@ -45,6 +45,7 @@ import { scriptArguments, wholeNumberOption } from './script-arguments';
 import { withoutIndentation } from './strip-indentation';
 import { LIBSODIUM_FILE } from '../actors/shared/crypto/libsodium-beside-bundle';
 import { CODE_CACHE_FILE } from '../actors/host/start/code-cache';
+import { SEA_BUNDLE_ASSET, SEA_CODE_CACHE_ASSET } from '../actors/host/start/sea-assets';
 import { ONE_PASS_FLAGS_FROM } from '../actors/host/cli/one-pass-flags';
 
 const exec = promisify(execFile);
@@ -210,9 +211,8 @@ export async function buildCodeCache(bundleFile: string): Promise<{ file: string
   const dir = path.dirname(bundleFile);
   const launcher = path.join(dir, CACHED_START_FILE);
   const file = path.join(dir, CODE_CACHE_FILE);
-  const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'silent' } as const;
   await build({
-    ...common,
+    ...START_BUILD,
     stdin: {
       contents: `require('./actors/host/start/cached-start').startCached(__dirname, ${JSON.stringify(path.basename(bundleFile))});\n`,
       resolveDir: REPOSITORY,
@@ -221,10 +221,32 @@ export async function buildCodeCache(bundleFile: string): Promise<{ file: string
     },
     outfile: launcher,
   });
+  await trainCodeCache(process.execPath, bundleFile, file);
+  // The cache is worth keeping only if this Node takes it: started once, asked to say.
+  await expectCacheUsed(process.execPath, [launcher], "the bundle's code cache was made but is not used by the start beside it");
+  return { file, bytes: (await fs.stat(file)).size, launcher };
+}
+
+/** How the host's starts (the cached start, the executable's main) and the trainer are bundled. */
+const START_BUILD = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'silent' } as const;
+
+/** The host's environment for the trainer and the check after it: without NODE_OPTIONS, since V8 refuses a cache made under other flags. */
+function cacheEnvironment(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/**
+ * Writes `outFile`: what V8 compiled by the end of an apply of a directory and
+ * CODE_CACHE_TRAINING_FILES files into a fresh root, run by `node` from the bundle at
+ * `bundleFile` (actors/host/start/train-code-cache.ts). Only that Node takes it.
+ */
+async function trainCodeCache(node: string, bundleFile: string, outFile: string): Promise<void> {
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'host-code-cache-'));
   try {
     const trainer = path.join(work, 'train-code-cache.cjs');
-    await build({ ...common, entryPoints: [path.join(REPOSITORY, 'actors', 'host', 'start', 'train-code-cache.ts')], outfile: trainer });
+    await build({ ...START_BUILD, entryPoints: [path.join(REPOSITORY, 'actors', 'host', 'start', 'train-code-cache.ts')], outfile: trainer });
     const declaration = path.join(work, 'declaration.json');
     const resources = [
       { shape: 'directory', path: '/srv/code-cache', mode: '0755', owner: 'root', group: 'root' },
@@ -232,20 +254,24 @@ export async function buildCodeCache(bundleFile: string): Promise<{ file: string
     ];
     await fs.writeFile(declaration, JSON.stringify({ resources }));
     await fs.mkdir(path.join(work, 'root'));
-    // Without NODE_OPTIONS: V8 refuses a cache made under other flags, and the host is started without them.
-    const env = { ...process.env };
-    delete env.NODE_OPTIONS;
-    await fs.rm(file, { force: true });
+    await fs.rm(outFile, { force: true });
     try {
-      await exec(process.execPath, [trainer, bundleFile, file, 'apply', declaration, '--root', path.join(work, 'root'), '--json'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+      await exec(node, [trainer, bundleFile, outFile, 'apply', declaration, '--root', path.join(work, 'root'), '--json'], { cwd: work, env: cacheEnvironment(), maxBuffer: 16 * 1024 * 1024 });
     } catch (error) {
       const failure = error as { stderr?: string; message: string };
-      throw new Error(`making the bundle's code cache failed (an apply of ${CODE_CACHE_TRAINING_FILES} files by the bundle): ${(failure.stderr || failure.message).trim().slice(0, 800)}`, { cause: error });
+      throw new Error(`making the bundle's code cache failed (an apply of ${CODE_CACHE_TRAINING_FILES} files by the bundle under ${node}): ${(failure.stderr || failure.message).trim().slice(0, 800)}`, { cause: error });
     }
-    // The cache is worth keeping only if this Node takes it: started once, asked to say.
-    const { stderr } = await exec(process.execPath, [launcher, 'version'], { cwd: work, env: { ...env, NOX_MESH_HOST_SAY_CODE_CACHE: '1' } });
-    if (stderr.trim() !== 'code cache: used') throw new Error(`the bundle's code cache was made but is not used by the start beside it (${stderr.trim()}); see actors/host/start/code-cache.ts`);
-    return { file, bytes: (await fs.stat(file)).size, launcher };
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Runs `version` by `program` asked to say whether it took its code cache, and throws `what` unless it did. */
+async function expectCacheUsed(program: string, before: readonly string[], what: string): Promise<void> {
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'host-code-cache-check-'));
+  try {
+    const { stderr } = await exec(program, [...before, 'version'], { cwd: work, env: { ...cacheEnvironment(), NOX_MESH_HOST_SAY_CODE_CACHE: '1' } });
+    if (stderr.trim() !== 'code cache: used') throw new Error(`${what} (${stderr.trim()}); see actors/host/start/code-cache.ts`);
   } finally {
     await fs.rm(work, { recursive: true, force: true });
   }
@@ -448,8 +474,12 @@ export interface ExecutableResult {
  * Makes a Node single executable of `bundle` at `outFile`: a SEA blob prepared by `node` itself
  * (`--experimental-sea-config`), injected into a copy of that same `node` with postject. The
  * blob's format and V8's code cache in it belong to the Node that prepared it, so the Node that
- * will run it prepares it: it must be able to run here. The code cache makes the host start
- * about 25 ms sooner. The result is never stripped: the host is in a section a strip would drop.
+ * will run it prepares it: it must be able to run here. Its main is a small start
+ * (actors/host/start/sea-start.ts) that runs the bundle, an asset, with a V8 code cache trained
+ * by that same Node in an apply (trainCodeCache), another asset: Node's own code cache of a main
+ * holds its top level only, and the bundle's functions were compiled at every start (about 20 ms
+ * of user CPU in an apply of 1,000 files, bench/README.md). The result is never stripped: the
+ * host is in a section a strip would drop.
  */
 export async function buildSingleExecutable(options: { bundle: string; outFile: string; node: string; assets?: Record<string, string> }): Promise<ExecutableResult> {
   const started = performance.now();
@@ -458,14 +488,20 @@ export async function buildSingleExecutable(options: { bundle: string; outFile: 
   try {
     const blob = path.join(work, 'host.blob');
     const config = path.join(work, 'sea-config.json');
+    const main = path.join(work, 'sea-start.cjs');
+    await build({ ...START_BUILD, entryPoints: [path.join(REPOSITORY, 'actors', 'host', 'start', 'sea-start.ts')], outfile: main });
+    const cache = path.join(work, SEA_CODE_CACHE_ASSET);
+    await trainCodeCache(node, path.resolve(options.bundle), cache);
+    const assets = { ...options.assets, [SEA_BUNDLE_ASSET]: options.bundle, [SEA_CODE_CACHE_ASSET]: cache };
     await fs.writeFile(config, JSON.stringify({
-      main: path.resolve(options.bundle),
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
       useCodeCache: true,
-      // Read by the host with node:sea's getAsset (libsodium: see libsodiumBesideBundle).
-      assets: Object.fromEntries(Object.entries(options.assets ?? {}).map(([name, file]) => [name, path.resolve(file)])),
+      // Read with node:sea's getAsset: the bundle and its cache by the main, libsodium by the
+      // host (see libsodiumBesideBundle).
+      assets: Object.fromEntries(Object.entries(assets).map(([name, file]) => [name, path.resolve(file)])),
     }));
     await run(node, ['--experimental-sea-config', config], `preparing the single executable blob with ${node}`);
     const executable = path.join(work, 'nox-mesh-host');
@@ -473,6 +509,7 @@ export async function buildSingleExecutable(options: { bundle: string; outFile: 
     await fs.chmod(executable, 0o755);
     // postject is a JavaScript program: any Node runs it.
     await run(process.execPath, [postjectCli(), executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], 'injecting the host into Node (postject)');
+    await expectCacheUsed(executable, [], 'the executable was built, but its main does not take the code cache it carries');
     await fs.mkdir(path.dirname(options.outFile), { recursive: true });
     await fs.copyFile(executable, options.outFile);
     await fs.chmod(options.outFile, 0o755);
