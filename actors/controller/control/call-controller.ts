@@ -1,10 +1,9 @@
 import { nkeyAuthenticator, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ControlReply, type ControlRequest } from '../../../schema/control';
-import { BrokerRefusedCredentials, BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
+import { BrokerUnreachable, connectPinnedAny } from '../../shared/bus';
 
-// Long enough for nats-server to finish a reload of its user list.
-const RELOAD_SETTLE_MS = 750;
 import { OPERATOR_INBOX_PREFIX, controlSubject } from '../../shared/bus/subjects';
+import { connectThroughReloads } from '../../shared/bus/through-reloads';
 import { brokerUrlsOf } from '../config/broker-urls';
 import { loadControllerConfig } from '../config/load-controller-config';
 import { meshDirLayout } from '../config/mesh-dir-layout';
@@ -80,14 +79,9 @@ export async function openControlLine(dir: string, options: CallControllerOption
       ...(options.reconnect === true ? { maxReconnectAttempts: -1 } : {}),
       timeout: Math.min(timeoutMs, 5000),
     });
-    // nats-server 2.9 refuses an nkey that connects while it reloads its user list (its INFO
-    // then carries no nonce to sign); a cluster reloads every server at each change, so a
-    // refusal is asked once more before it is believed.
-    nc = await connectOnce().catch(async (error: unknown) => {
-      if (!(error instanceof BrokerRefusedCredentials)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, RELOAD_SETTLE_MS));
-      return connectOnce();
-    });
+    // A refusal may be the broker reloading its user list, as it does at every change on
+    // every server of a cluster: asked again a few times before it is believed.
+    nc = await connectThroughReloads(connectOnce);
   } catch (error) {
     if (error instanceof BrokerUnreachable) throw new ControlBrokerUnreachable(error.url, error.reason, root, error);
     throw error;

@@ -6,6 +6,7 @@ import type { EnrolmentToken } from '../../../schema/token';
 import { connectPinnedAny } from '../../shared/bus/connect-pinned-any';
 import { BrokerRefusedCredentials } from '../../shared/bus/bus-errors';
 import { enrolmentInboxPrefix, enrolmentSubject, enrolmentUserName } from '../../shared/bus/subjects';
+import { connectThroughReloads } from '../../shared/bus/through-reloads';
 import { brokerPasswordFor } from '../../shared/crypto/token';
 import { OperatorError } from '../../shared/operator-error';
 import { runningVersion } from '../../shared/version';
@@ -120,8 +121,6 @@ function wireguardKeyPath(stateDir: string): string {
   return keyPath;
 }
 
-// Long enough for nats-server to finish a reload of its user list.
-const RELOAD_SETTLE_MS = 750;
 
 async function ask(token: EnrolmentToken, request: EnrolRequest, options: EnrolOptions): Promise<EnrolReply> {
   let connection: NatsConnection;
@@ -135,14 +134,10 @@ async function ask(token: EnrolmentToken, request: EnrolRequest, options: EnrolO
       reconnect: false,
       timeout: options.timeoutMs,
     });
-    // nats-server 2.9 refuses a client that connects while it reloads its user list, which the
-    // controller does at every token and enrolment (on each server of a cluster): a refusal is
-    // asked once more, a moment later, before the token is called used.
-    connection = await connectOnce().catch(async (error: unknown) => {
-      if (!(error instanceof BrokerRefusedCredentials)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, RELOAD_SETTLE_MS));
-      return connectOnce();
-    });
+    // A refusal may be the broker reloading its user list, which the controller makes it do at
+    // every token and enrolment (on each server of a cluster): asked again a few times before
+    // the token is called used.
+    connection = await connectThroughReloads(connectOnce);
   } catch (error) {
     if (error instanceof BrokerRefusedCredentials) throw new TokenNotAccepted(token.token_id, error);
     throw error;
