@@ -68,7 +68,13 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
     // few at a time with a long wait, and looked for when the answer is late (nats-server 2.9
     // may make it and stay silent, as ensure-kv-bucket.ts says).
     const manager = await jetstreamManager(controller, { timeout: 30_000 });
-    await inBatches(members, 4, (member) => makeConsumer(manager, member.name));
+    let made = 0;
+    await inBatches(members, 4, async (member) => {
+      await makeConsumer(manager, member.name);
+      made += 1;
+      // Thousands take minutes: the rate as it goes says whether the group count slows it.
+      if (made % 1000 === 0 && made < plan.nodes) plan.say(`cluster push ${plan.nodes}: ${made} consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s`);
+    });
     plan.say(`cluster push ${plan.nodes}: consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s; connecting the simulated hosts to ${cluster.urls[0]}`);
     const fleetBroker = await probeFleetBroker(cluster.urls[0] as string, cluster.fingerprint);
     fleet = await SimulatorShards.start({ members, count: plan.shards, broker: fleetBroker, controller: { public_key: signing.public_key }, rootsDir, width: Math.max(4, Math.floor(32 / plan.shards)) });
