@@ -121,7 +121,6 @@ function wireguardKeyPath(stateDir: string): string {
   return keyPath;
 }
 
-
 async function ask(token: EnrolmentToken, request: EnrolRequest, options: EnrolOptions): Promise<EnrolReply> {
   let connection: NatsConnection;
   try {

@@ -5,14 +5,11 @@
  * to stderr saying whether the cache was used, and why not (for the bench and the tests).
  */
 import path from 'node:path';
-import { startBundle } from './code-cache';
+import { sayCodeCache, startBundle } from './code-cache';
 
 /** Starts the bundle named `bundleName` in this file's folder. */
 export function startCached(folder: string, bundleName: string): void {
   const started = startBundle(path.join(folder, bundleName));
-  if (process.env.NOX_MESH_HOST_SAY_CODE_CACHE === '1') {
-    const said = started.cache.used ? (started.rejected ? 'not used: V8 refused it (its flags or version differ)' : 'used') : `not used: ${started.cache.why}`;
-    process.stderr.write(`code cache: ${said}\n`);
-  }
+  sayCodeCache(started.cache, started.script);
   started.run();
 }

@@ -161,3 +161,14 @@ export function startBundle(bundleFile: string): CompiledBundle {
   const rejected = cache.used && compiled.script.cachedDataRejected === true;
   return { ...compiled, cache, rejected };
 }
+
+/**
+ * What a start says of its cache under `NOX_MESH_HOST_SAY_CODE_CACHE=1` (for the bench and the
+ * tests): `used`, or why not.
+ */
+export function sayCodeCache(cache: CodeCacheVerdict, script: vm.Script): void {
+  if (process.env.NOX_MESH_HOST_SAY_CODE_CACHE !== '1') return;
+  const rejected = cache.used && script.cachedDataRejected === true;
+  const said = cache.used ? (rejected ? 'not used: V8 refused it (its flags or version differ)' : 'used') : `not used: ${cache.why}`;
+  process.stderr.write(`code cache: ${said}\n`);
+}

@@ -11,7 +11,7 @@
  * `NOX_MESH_HOST_SAY_CODE_CACHE=1` writes one line to stderr saying whether it was used.
  */
 import sea from 'node:sea';
-import { compileBundle, decodeCodeCache, type CodeCacheVerdict } from './code-cache';
+import { compileBundle, decodeCodeCache, sayCodeCache, type CodeCacheVerdict } from './code-cache';
 import { SEA_BUNDLE_ASSET, SEA_CODE_CACHE_ASSET, startsRun } from './sea-assets';
 
 function cacheFor(bundle: Buffer): CodeCacheVerdict {
@@ -28,9 +28,5 @@ function cacheFor(bundle: Buffer): CodeCacheVerdict {
 const bundle = Buffer.from(sea.getAsset(SEA_BUNDLE_ASSET));
 const cache = cacheFor(bundle);
 const compiled = compileBundle(process.execPath, bundle, cache.used ? cache.data : undefined);
-if (process.env.NOX_MESH_HOST_SAY_CODE_CACHE === '1') {
-  const rejected = cache.used && compiled.script.cachedDataRejected === true;
-  const said = cache.used ? (rejected ? 'not used: V8 refused it (its flags or version differ)' : 'used') : `not used: ${cache.why}`;
-  process.stderr.write(`code cache: ${said}\n`);
-}
+sayCodeCache(cache, compiled.script);
 compiled.run();
