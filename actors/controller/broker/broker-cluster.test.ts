@@ -52,7 +52,7 @@ describe('a broker cluster as mesh-control broker cluster writes it', () => {
     expect((await raised.jsm.streams.info(raised.stream)).config.num_replicas).toBe(3);
   }, 30_000);
 
-  it('gives both of two controllers starting together the bucket they both make (2.9 leaves one create unanswered)', async () => {
+  it('gives both of two controllers starting together the bucket they both make (2.9 leaves one create unanswered, or says not found)', async () => {
     const other = await cluster.connectAsController('second controller');
     for (const name of ['together_1', 'together_2', 'together_3']) {
       const settings = { ttlMs: 15_000, maxValueBytes: 1024, timeoutMs: 2000, replicas: 3 };

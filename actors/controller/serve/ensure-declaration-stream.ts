@@ -1,7 +1,7 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType, type StreamConfig } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DECLARATION_STREAM, DECLARATION_SUBJECTS } from '../../shared/bus/subjects';
-import { answeredOrMade, BUCKET_MANAGEMENT_TIMEOUT_MS } from './ensure-kv-bucket';
+import { answeredOrMade, BUCKET_MANAGEMENT_TIMEOUT_MS, streamLook } from './ensure-kv-bucket';
 
 /**
  * Makes sure the broker holds the declaration stream: subjects `mesh.declaration.*`, the latest
@@ -24,7 +24,7 @@ export async function ensureDeclarationStream(nc: NatsConnection, replicas = 1):
   } catch (error) {
     if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
   }
-  await answeredOrMade(() => manager.streams.add({ name: DECLARATION_STREAM, ...wanted, storage: StorageType.File }), () => manager.streams.info(DECLARATION_STREAM));
+  await answeredOrMade(() => manager.streams.add({ name: DECLARATION_STREAM, ...wanted, storage: StorageType.File }), await streamLook(nc, DECLARATION_STREAM));
   return 'created';
 }
 
