@@ -36,23 +36,40 @@ function slowStream(node: string, from: number): { copies: Msg[] } {
 describe('publishing a declaration in the fleet bench', () => {
   test('sends again with the same message id when the acknowledgement does not come in time', async () => {
     const stream = slowStream('late', 2);
-    const published = await publishDeclaration(jetstream(controller), 'late', '{}', 'late:1', { ackWaitMs: 300, tries: 3 });
+    const published = await publishDeclaration(jetstream(controller), 'late', '{}', 'late:1', { ackWaitMs: 300, tries: 3, settleMs: 0 });
     expect(published).toEqual({ ok: true, retries: 1 });
     expect(stream.copies.map((copy) => copy.headers?.get('Nats-Msg-Id'))).toEqual(['late:1', 'late:1']);
   });
 
   test('says it was not acknowledged after its last try, rather than throwing', async () => {
     const stream = slowStream('silent', Number.POSITIVE_INFINITY);
-    const published = await publishDeclaration(jetstream(controller), 'silent', '{}', 'silent:1', { ackWaitMs: 200, tries: 3 });
+    const published = await publishDeclaration(jetstream(controller), 'silent', '{}', 'silent:1', { ackWaitMs: 200, tries: 3, settleMs: 0 });
     expect(published).toEqual({ ok: false, retries: 2 });
     expect(stream.copies).toHaveLength(3);
   });
 
-  test('an error other than a wait running out reaches the caller', async () => {
-    // No stream yet (the next test makes it) and nothing reads the subject: the broker says at
-    // once that nobody answers.
-    await expect(publishDeclaration(jetstream(controller), 'nobody', '{}', 'nobody:1', { ackWaitMs: 5000, tries: 3 }))
+  test('a refusal that passes (nobody answering for the stream yet) is sent again after a wait', async () => {
+    // No stream yet and nothing reads the subject: the broker says at once that nobody answers,
+    // as a cluster does while it elects the stream's leader. The stand-in comes 300 ms later.
+    let stream: { copies: Msg[] } | undefined;
+    setTimeout(() => { stream = slowStream('electing', 1); }, 300);
+    const published = await publishDeclaration(jetstream(controller), 'electing', '{}', 'electing:1', { ackWaitMs: 5000, tries: 3, settleMs: 10_000 });
+    expect(published.ok).toBe(true);
+    expect(published.retries).toBeGreaterThan(0);
+    expect(stream?.copies).toHaveLength(1);
+  });
+
+  test('a passing refusal that outlasts its settling time reaches the caller', async () => {
+    await expect(publishDeclaration(jetstream(controller), 'nobody', '{}', 'nobody:1', { ackWaitMs: 5000, tries: 3, settleMs: 500 }))
       .rejects.toThrow();
+  });
+
+  test('an answer that is no acknowledgement reaches the caller at once, sent once', async () => {
+    const copies: Msg[] = [];
+    controller.subscribe(declarationSubject('garbled'), { callback: (_error, message) => { copies.push(message); message.respond('not an acknowledgement'); } });
+    await expect(publishDeclaration(jetstream(controller), 'garbled', '{}', 'garbled:1', { ackWaitMs: 5000, tries: 3, settleMs: 10_000 }))
+      .rejects.toThrow();
+    expect(copies).toHaveLength(1);
   });
 
   test('a declaration sent again is kept once by the real stream', async () => {

@@ -70,7 +70,7 @@ export const pushSection: BenchSection = {
         : `${plan.nodes} SimulatedHosts in ${measurement.shards} process${measurement.shards === 1 ? '' : 'es'}, sharing this machine's cores with nats-server and the controller's sends: per node per declaration the hosts spent ${measurement.simulatorCpuMsPerNode.toFixed(1)} ms CPU, the sends and report watch ${measurement.controllerCpuMsPerNode.toFixed(1)} ms and nats-server ${measurement.brokerCpuMsPerNode.toFixed(2)} ms, and each node's connection took ${measurement.messagesInPerNode.toFixed(1)} messages in and sent ${measurement.messagesOutPerNode.toFixed(1)}`;
       const trouble = [
         measurement.missing > 0 ? `${measurement.missing} reports had not come when the round's ${(plan.timeoutMs / 1000).toFixed(0)} s wait ran out, each counted from its send to the end of the wait (a lower bound)` : '',
-        measurement.publishRetries > 0 ? `${measurement.publishRetries} publishes sent again when the stream's acknowledgement had not come in ${CONTROLLER_PATIENCE.ackWaitMs / 1000} s` : '',
+        measurement.publishRetries > 0 ? `${measurement.publishRetries} publishes sent again (no acknowledgement in ${CONTROLLER_PATIENCE.ackWaitMs / 1000} s, or a passing refusal)` : '',
       ].filter((part) => part !== '');
       figures.push(measured(head, measurement.latencies, {
         ...(goal === undefined ? {} : { goal }),
