@@ -13,7 +13,7 @@ import { signedDeclaration } from '../host/signed-declaration';
 import { cpuSeconds } from '../proc-stat';
 import { fleetMembers, inBatches, probeFleetBroker } from '../fleet/fleet-member';
 import { roundResources } from '../fleet/push-fleet';
-import { publishDeclaration } from '../fleet/publish-declaration';
+import { CONTROLLER_PATIENCE, publishDeclaration, type PublishPatience } from '../fleet/publish-declaration';
 import { ReportWatch } from '../fleet/report-watch';
 import { SimulatorShards } from '../fleet/simulator-shards';
 
@@ -98,11 +98,25 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
         times.push(received.at - (sentAt.get(member.name) as number));
       }));
       const started = performance.now();
+      let refusals = 0;
+      // Three servers holding every consumer's group on two cores may leave the stream without
+      // a leader for a while: the sends wait for it longer than on one server, and say so.
+      const patience: PublishPatience = {
+        ...CONTROLLER_PATIENCE,
+        settleMs: 300_000,
+        onRefusal: (error) => {
+          refusals += 1;
+          if (refusals === 1 || refusals % 1000 === 0) plan.say(`cluster push ${plan.nodes}: round ${round}: ${refusals} publishes refused so far, ${Math.round(performance.now() - started)} ms into the round (${String(error)})`);
+        },
+      };
       await inBatches(signed, PUBLISH_WIDTH, async ({ member, envelope }) => {
         sentAt.set(member.name, performance.now());
-        const sent = await publishDeclaration(js, member.name, JSON.stringify(envelope), `${member.name}:${round}`);
+        const sent = await publishDeclaration(js, member.name, JSON.stringify(envelope), `${member.name}:${round}`, patience);
         publishRetries += sent.retries;
         if (!sent.ok) unsent += 1;
+      }).catch(async (error: unknown) => {
+        plan.say(`cluster push ${plan.nodes}: round ${round}: a publish failed: ${await streamState(manager)}`);
+        throw error;
       });
       const finished = await Promise.race([all.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), plan.roundTimeoutMs).unref())]);
       const late = finished ? 0 : plan.nodes - times.length;
@@ -126,6 +140,16 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
     fleet?.kill();
     await cluster.stop();
     await fs.rm(rootsDir, { recursive: true, force: true });
+  }
+}
+
+/** The declaration stream's leader and replicas as the cluster tells them, or why it would not. */
+async function streamState(manager: JetStreamManager): Promise<string> {
+  try {
+    const { cluster } = await manager.streams.info(DECLARATION_STREAM);
+    return `stream leader ${cluster?.leader ?? 'none'}; replicas ${(cluster?.replicas ?? []).map((peer) => `${peer.name} ${peer.current ? 'current' : 'behind'}, active ${(peer.active / 1e9).toFixed(1)} s ago`).join('; ')}`;
+  } catch (error) {
+    return `the stream's info was not given either (${String(error)})`;
   }
 }
 

@@ -13,6 +13,8 @@ export interface PublishPatience {
    * its leader): counted from the first such refusal.
    */
   settleMs: number;
+  /** Told of each passing refusal before the wait that follows it, to say what the broker did. */
+  onRefusal?: (error: unknown) => void;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function publishDeclaration(js: JetStreamClient, node: string, data
       }
       if (!isPassingSendFailure(error)) throw error;
       refusedSince ??= Date.now();
+      patience.onRefusal?.(error);
       if (Date.now() - refusedSince >= patience.settleMs) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** Math.min(sends, 5))));
     }
