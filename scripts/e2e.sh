@@ -10,7 +10,8 @@ sh scripts/ensure-node-modules.sh || exit 1
 mkdir -p .test-results
 rm -f .test-results/e2e.json
 status=0
+# --forceExit: as in scripts/test.sh, a timed-out test must not leave jest waiting forever.
 NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" \
-  npx jest -c jest.e2e.config.cjs --runInBand --json --outputFile=.test-results/e2e.json "$@" || status=1
+  npx jest --forceExit -c jest.e2e.config.cjs --runInBand --json --outputFile=.test-results/e2e.json "$@" || status=1
 node scripts/jest-summary.cjs .test-results/e2e.json || status=1
 exit $status

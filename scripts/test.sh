@@ -25,8 +25,9 @@ fi
 
 mkdir -p .test-results
 rm -f .test-results/jest.json
-# PGlite needs vm modules under jest.
+# PGlite needs vm modules under jest. --forceExit: a test that times out may leave a server or
+# controller of its own running, and jest would then wait for it forever instead of reporting.
 NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" \
-  npx jest --json --outputFile=.test-results/jest.json "$@" || status=1
+  npx jest --forceExit --json --outputFile=.test-results/jest.json "$@" || status=1
 node scripts/jest-summary.cjs .test-results/jest.json || status=1
 exit $status

@@ -25,6 +25,18 @@ const FAST: ServeControllerOptions = {
   answerWithinMs: 500,
 };
 
+// Every controller a test below starts, stopped after it even when it fails or times out: one
+// left holding the lease would have the next test's controller stand by, and jest not exit.
+const started: ServingController[] = [];
+async function serve(options: ServeControllerOptions = FAST): Promise<ServingController> {
+  const serving = await serveController(suite.mesh.dir, options);
+  started.push(serving);
+  return serving;
+}
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((serving) => serving.stop().catch(() => undefined)));
+}, 30_000);
+
 function childOf(tree: SupervisionTreeNode, id: string): SupervisionTreeNode {
   const child = tree.children.find((node) => node.id === id);
   if (child === undefined) throw new Error(`the tree has no child ${id}: ${JSON.stringify(tree)}`);
@@ -185,7 +197,7 @@ describe('the serving controller\'s tree', () => {
 
 describe('calls across a restart', () => {
   test('a controller starting marks a stopped one\'s running calls abandoned, and reads the others back', async () => {
-    const first = await serveController(suite.mesh.dir, FAST);
+    const first = await serve();
     first.verbs.scoped('test').register('test.quick', z.strictObject({}), async () => ({ result: null, text: 'done' }));
     await callController(suite.mesh.dir, 'test.quick', {});
     const kept = ((await callController(suite.mesh.dir, 'calls', { limit: 1 })).result as { calls: ControlCall[] }).calls[0] as ControlCall;
@@ -195,20 +207,17 @@ describe('calls across a restart', () => {
     await kv.put(orphan.id, JSON.stringify(orphan));
     await first.stop();
 
-    const second = await serveController(suite.mesh.dir, FAST);
-    try {
-      const abandoned = (await callController(suite.mesh.dir, 'calls', { id: orphan.id })).result as ControlCall;
-      expect(abandoned).toMatchObject({ state: 'abandoned', error: { condition: 'CallAbandoned' } });
-      expect(abandoned.ended_at).not.toBeNull();
-      expect((await callController(suite.mesh.dir, 'calls', { id: kept.id })).result).toEqual(kept);
-      // The last 1,000 calls, for 14 days; the oldest go first when full.
-      const { jsm, stream } = await openCallsBucket(second.ctx.nc);
-      expect(stream).toBe(`KV_${CALLS_BUCKET}`);
-      expect((await jsm.streams.info(stream)).config).toMatchObject({ max_msgs: 1_000, max_age: 14 * 86_400_000 * 1_000_000, discard: 'old', max_msgs_per_subject: 1 });
-    } finally {
-      await second.stop();
-    }
-  });
+    const second = await serve();
+    const abandoned = (await callController(suite.mesh.dir, 'calls', { id: orphan.id })).result as ControlCall;
+    expect(abandoned).toMatchObject({ state: 'abandoned', error: { condition: 'CallAbandoned' } });
+    expect(abandoned.ended_at).not.toBeNull();
+    expect((await callController(suite.mesh.dir, 'calls', { id: kept.id })).result).toEqual(kept);
+    // The last 1,000 calls, for 14 days; the oldest go first when full.
+    const { jsm, stream } = await openCallsBucket(second.ctx.nc);
+    expect(stream).toBe(`KV_${CALLS_BUCKET}`);
+    expect((await jsm.streams.info(stream)).config).toMatchObject({ max_msgs: 1_000, max_age: 14 * 86_400_000 * 1_000_000, discard: 'old', max_msgs_per_subject: 1 });
+    // Two controllers' starts and the bucket's checks, each bounded by the broker's 20 s timeouts.
+  }, 90_000);
 });
 
 describe('a child failing past its budget', () => {
@@ -216,7 +225,7 @@ describe('a child failing past its budget', () => {
   // SupervisorEscalated naming the child and its last error: the `escalated` paths of
   // model-tests/supervisor-controller-tree.model.test.ts walk it for each restart policy.
   test('stops the controller, giving the lease back, with an error naming the child and its last error', async () => {
-    const serving = await serveController(suite.mesh.dir, FAST);
+    const serving = await serve();
     expect(serving.kill('declarations', 'first failure')).toBe(true);
     await eventually('declarations is restarted', () => childOf(serving.tree(), 'declarations').restarts === 1 && childOf(serving.tree(), 'declarations').child_state === 'running');
     expect(serving.kill('declarations', 'second failure')).toBe(true);
@@ -227,14 +236,14 @@ describe('a child failing past its budget', () => {
     // Given back: the next controller takes the lease on its first try, not after standing by
     // until it expires (15 s).
     const log: string[] = [];
-    const next = await serveController(suite.mesh.dir, { ...FAST, log: (line) => log.push(line) });
+    const next = await serve({ ...FAST, log: (line) => log.push(line) });
     expect(next.lease.isActing()).toBe(true);
     expect(log.filter((line) => line.includes('standing by'))).toEqual([]);
     await next.stop();
   });
 
   test('a bus connection closed for good makes the controller end naming `bus`', async () => {
-    const serving = await serveController(suite.mesh.dir, FAST);
+    const serving = await serve();
     await serving.ctx.nc.close();
     const error = await serving.ended;
     expect(error).toBeInstanceOf(SupervisorEscalated);

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { DeafReason } from '../../../schema/heartbeat';
 import { DECLARATION_PULL_EXPIRES_MS, DECLARATION_STREAM, NODE_JS_API_PREFIX, declarationConsumer } from '../../shared/bus/subjects';
 import { retryDelay, type RetryPolicy } from './retry-delay';
+import { SILENCE_LOOK_SPACING_MS, silenceLook } from './silence-look';
 import { messageOf } from '../../shared/message-of';
 import { utcTimestamp } from '../../shared/time/utc-timestamp';
 
@@ -56,12 +57,12 @@ export const INTAKE_RETRY: RetryPolicy = { firstMs: 1000, capMs: 30_000 };
  * its info and acknowledge, so a missing consumer is waited for, not made.
  *
  * A consumer found gone, whether at the start or while pulling (the broker ends the pull with
- * "consumer deleted", or the client finds it missing), leaves the host deaf: said once in the
+ * "consumer deleted", or a look after missed heartbeats finds it missing), leaves the host deaf: said once in the
  * log (not once per retry), told by deafness() to the heartbeats, and tried again on the retry
  * policy until the controller's repair makes it again, when the intake takes declarations again
  * on the same connection. The reconcile meanwhile goes on from the host's store.
  */
-export function startDeclarationIntake(connection: NatsConnection, node: string, handler: DeclarationHandler, retry: RetryPolicy = INTAKE_RETRY): DeclarationIntake {
+export function startDeclarationIntake(connection: NatsConnection, node: string, handler: DeclarationHandler, retry: RetryPolicy = INTAKE_RETRY, silenceSpacingMs = SILENCE_LOOK_SPACING_MS): DeclarationIntake {
   const stop = new AbortController();
   let messages: ConsumerMessages | undefined;
   let deaf: Deafness | null = null;
@@ -80,7 +81,9 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
         // Room for four, asked again once one is left: each pull crosses the broker's account
         // import with a response mapping of its own, and the client's default (ask again at
         // three left) made a fresh pull for every declaration taken.
-        const pulling = await consumer.consume({ max_messages: PULL_BATCH, threshold_messages: 1, expires: DECLARATION_PULL_EXPIRES_MS });
+        // Bound: when the pull misses heartbeats the client pulls again without asking for the
+        // consumer's info each time; silenceLook below looks, spaced, instead.
+        const pulling = await consumer.consume({ max_messages: PULL_BATCH, threshold_messages: 1, expires: DECLARATION_PULL_EXPIRES_MS, bind: true });
         messages = pulling;
         if (stop.signal.aborted) break;
         failures = 0;
@@ -89,12 +92,13 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
           handler.note(`hearing again: ${declarationConsumer(node)} is back on the broker (deaf since ${utcTimestamp((deaf as Deafness).since)})`);
           deaf = null;
         }
-        void watchForLoss(pulling, (reason) => {
+        const lost = (reason: DeafReason): void => {
           becomeDeaf(reason);
           failures = 1;
           // Ends the loop below; the consumer is looked for again on the retry policy.
           void pulling.close().catch(() => undefined);
-        });
+        };
+        void watchForLoss(pulling, lost, silenceLook({ look: () => consumer.info(), missing: missingResource, lost, spacingMs: silenceSpacingMs }));
         for await (const message of pulling) {
           try {
             await handler.take(message.data);
@@ -140,11 +144,16 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
   };
 }
 
-/** Calls `lost` once when the pull's status says its consumer or the stream is gone. */
-async function watchForLoss(messages: ConsumerMessages, lost: (reason: DeafReason) => void): Promise<void> {
+/**
+ * Calls `lost` once when the pull's status says its consumer or the stream is gone, and
+ * `silent` when the pull misses its heartbeats (a consumer deleted between two pulls says
+ * nothing else).
+ */
+async function watchForLoss(messages: ConsumerMessages, lost: (reason: DeafReason) => void, silent: () => Promise<void>): Promise<void> {
   for await (const status of messages.status()) {
     if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found') return lost('consumer_not_found');
     if (status.type === 'stream_not_found') return lost('stream_not_found');
+    if (status.type === 'heartbeats_missed' || status.type === 'no_responders') void silent();
   }
 }
 
