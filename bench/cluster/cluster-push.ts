@@ -46,8 +46,8 @@ const PUBLISH_WIDTH = 64;
  * Push-to-applied on a real 3-server cluster (tests/broker/test-cluster.ts, written as
  * `mesh-control broker cluster` writes it): the declaration stream and every node's durable
  * consumer made by the controller's own code with 3 replicas, every simulated host
- * (bench/fleet's SimulatedHost, in `shards` processes) linked to the first server, as the
- * hosts of a mesh are (they try the servers in their token's order), and the controller's
+ * (bench/fleet's SimulatedHost, in `shards` processes) linked to the server its name falls on,
+ * as the hosts of a mesh are (pinned-attempt.ts startingServer), and the controller's
  * sends and report watch on a connection of their own. The same measurement as
  * bench/fleet/push-fleet.ts on one server, kept apart so that work can change freely.
  */
@@ -75,8 +75,8 @@ export async function measureClusterPush(plan: ClusterPushPlan): Promise<Cluster
       // Thousands take minutes: the rate as it goes says whether the group count slows it.
       if (made % 1000 === 0 && made < plan.nodes) plan.say(`cluster push ${plan.nodes}: ${made} consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s`);
     });
-    plan.say(`cluster push ${plan.nodes}: consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s; connecting the simulated hosts to ${cluster.urls[0]}`);
-    const fleetBroker = await probeFleetBroker(cluster.urls[0] as string, cluster.fingerprint);
+    plan.say(`cluster push ${plan.nodes}: consumers made in ${((performance.now() - consumersStarted) / 1000).toFixed(0)} s; connecting the simulated hosts, each to the server its name falls on`);
+    const fleetBroker = await probeFleetBroker(cluster.urls[0] as string, cluster.fingerprint, cluster.urls);
     fleet = await SimulatorShards.start({ members, count: plan.shards, broker: fleetBroker, controller: { public_key: signing.public_key }, rootsDir, width: Math.max(4, Math.floor(32 / plan.shards)) });
     const setupMs = performance.now() - setupStarted;
     const watch = new ReportWatch(controller);

@@ -31,8 +31,8 @@ function clusterSizes(): number[] {
  *   it the same way, on one server (bench/fleet's push worker); more sizes by
  *   MESH_BENCH_CLUSTER_NODES, set beside the fleet section's figure of that size when this run
  *   measured one;
- * - the gap in service when the server the hosts are linked to is killed with -9 (until each
- *   relinks, until each holds a declaration registered at the kill), and controller failover
+ * - the gap in service when the server most hosts are linked to is killed with -9 (until each
+ *   on it relinks, until each holds a declaration registered at the kill), and controller failover
  *   on the cluster, on real processes (bench/cluster/service-gap.ts).
  * Full run only: bringing a cluster, PostgreSQL, two controllers and real hosts up takes over a
  * minute before anything is measured, more than the quick run has to spare.
@@ -86,7 +86,7 @@ async function pushFigures(ctx: BenchContext, nodes: number): Promise<Figure[]> 
     ? failed(pushHead(nodes), describeChildFailure('bench/cluster/cluster-push-worker.ts', outcome), GOALS[nodes])
     : measured(pushHead(nodes), cluster.latencies, {
       ...goalOf(nodes),
-      note: `3 nats-servers, stream and ${nodes} consumers with 3 replicas, every host linked to the first server; the three servers spent ${cluster.brokerCpuMsPerNode.toFixed(2)} ms CPU per node per declaration in all; cluster up in ${(cluster.setupMs / 1000).toFixed(0)} s${cluster.missing > 0 ? `; ${cluster.missing} reports missing at the wait (counted at the wait, a lower bound)` : ''}${cluster.unsent > 0 ? `; ${cluster.unsent} publishes never acknowledged` : ''}${cluster.publishRetries > 0 ? `; ${cluster.publishRetries} publishes sent again` : ''}`,
+      note: `3 nats-servers, stream and ${nodes} consumers with 3 replicas, each host linked to the server its name falls on; the three servers spent ${cluster.brokerCpuMsPerNode.toFixed(2)} ms CPU per node per declaration in all; cluster up in ${(cluster.setupMs / 1000).toFixed(0)} s${cluster.missing > 0 ? `; ${cluster.missing} reports missing at the wait (counted at the wait, a lower bound)` : ''}${cluster.unsent > 0 ? `; ${cluster.unsent} publishes never acknowledged` : ''}${cluster.publishRetries > 0 ? `; ${cluster.publishRetries} publishes sent again` : ''}`,
     }));
   return figures;
 }

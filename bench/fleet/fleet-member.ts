@@ -4,6 +4,7 @@ import { fingerprintsEqual, generateNodeIdentity, sodium, type NodeIdentity } fr
 import { signingKeyPairOf } from '../../actors/shared/crypto/keys';
 import { FingerprintMismatch, pinnedDial, probeBrokerCertificate } from '../../actors/shared/bus';
 import { nodeInboxPrefix } from '../../actors/shared/bus/subjects';
+import { startingServer } from '../../actors/host/link/pinned-attempt';
 
 /** One simulated node: its name and its own identity (an Ed25519 key and the nkey user of it). */
 export interface FleetMember {
@@ -14,6 +15,8 @@ export interface FleetMember {
 /** Where the simulated nodes connect: the broker, its certificate's fingerprint as a token pins it, and the certificate the probe read. */
 export interface FleetBroker {
   url: string;
+  /** Every server of a cluster (all presenting the one certificate); absent for one server. */
+  urls?: readonly string[];
   fingerprint: string;
   certPem: string;
 }
@@ -24,10 +27,10 @@ export interface FleetBroker {
  * would read the same certificate; a probe per node would double the handshakes that bring a
  * fleet of thousands up on two cores, and nothing measured passes through it.
  */
-export async function probeFleetBroker(url: string, fingerprint: string): Promise<FleetBroker> {
+export async function probeFleetBroker(url: string, fingerprint: string, urls?: readonly string[]): Promise<FleetBroker> {
   const presented = await probeBrokerCertificate(url, { timeoutMs: 30_000 });
   if (!fingerprintsEqual(presented.fingerprint, fingerprint)) throw new FingerprintMismatch(url, fingerprint, presented.fingerprint);
-  return { url, fingerprint, certPem: presented.certPem };
+  return { url, ...(urls === undefined ? {} : { urls }), fingerprint, certPem: presented.certPem };
 }
 
 /** `count` nodes named `sim-00001`…, each with fresh keys. libsodium must be ready. */
@@ -40,11 +43,16 @@ export function fleetMembers(count: number, prefix = 'sim'): FleetMember[] {
  * Opens the member's own connection the way the host's does after its probe (pinnedAttempt):
  * TLS trusting the probed certificate alone and checking its fingerprint again (pinnedDial), the
  * member's own nkey, replies only under its own inbox prefix, no async stack traces. Reconnects
- * on its own, as the host's link does.
+ * on its own, as the host's link does; on a cluster it starts on the server its name falls on
+ * and goes round the others in order, as the host's serverRotation does.
  */
 export function connectMember(member: FleetMember, broker: FleetBroker): Promise<NatsConnection> {
+  const urls = broker.urls ?? [broker.url];
+  const first = urls.indexOf(startingServer(member.name, urls));
   return connect({
-    servers: broker.url,
+    servers: [...urls.slice(first), ...urls.slice(0, first)],
+    noRandomize: true,
+    ignoreClusterUpdates: true,
     tls: pinnedDial(broker.certPem, broker.fingerprint).tls,
     authenticator: memberAuthenticator(member),
     inboxPrefix: nodeInboxPrefix(member.name),

@@ -16,19 +16,32 @@ export interface PinnedAttemptOptions {
 }
 
 /**
- * Which server of a cluster the next attempt dials: the same one while it works, the next in
- * the list once an attempt on it failed or its connection ended. One attempt dials one
- * server, so failing over between servers keeps the link machine's backoff and rouse rules:
- * each failure counts, a rouse ends the attempt on the server that does not answer, and the
- * following attempt goes to the next server.
+ * Which server of a cluster a node links to first: the one its name falls on (FNV-1a of the
+ * name, modulo the servers), so a fleet spreads over the servers instead of every host linking
+ * to the first one listed and loading that server and its routes alone.
  */
-export function serverRotation(): { pick(pins: HostPins): string; passOver(url: string): void } {
+export function startingServer(node: string, servers: readonly string[]): string {
+  if (servers.length === 0) throw new TypeError('startingServer needs at least one server');
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(node)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return servers[hash % servers.length] as string;
+}
+
+/**
+ * Which server of a cluster the next attempt dials: first the one the node's name falls on
+ * (startingServer), then the same one while it works, the next in the list once an attempt on
+ * it failed or its connection ended. One attempt dials one server, so failing over between
+ * servers keeps the link machine's backoff and rouse rules: each failure counts, a rouse ends
+ * the attempt on the server that does not answer, and the following attempt goes to the next
+ * server.
+ */
+export function serverRotation(node: string): { pick(pins: HostPins): string; passOver(url: string): void } {
   let current: string | undefined;
   let list: readonly string[] = [];
   return {
     pick: (pins) => {
       list = pins.broker_urls ?? [pins.broker_url];
-      if (current === undefined || !list.includes(current)) current = list.includes(pins.broker_url) ? pins.broker_url : (list[0] as string);
+      if (current === undefined || !list.includes(current)) current = startingServer(node, list);
       return current;
     },
     passOver: (url) => {
@@ -50,7 +63,7 @@ export function serverRotation(): { pick(pins: HostPins): string; passOver(url: 
  */
 export function pinnedAttempt(options: PinnedAttemptOptions): (input: AttemptInput, signal: AbortSignal) => Promise<NatsConnection> {
   const { identity } = options;
-  const servers = serverRotation();
+  const servers = serverRotation(identity.node);
   return async (input, signal) => {
     const pins = typeof options.pins === 'function' ? options.pins() : options.pins;
     const fingerprints = [pins.broker_fingerprint, ...(pins.next_broker_fingerprint === undefined ? [] : [pins.next_broker_fingerprint])];
