@@ -39,6 +39,9 @@ export interface ConnectPinnedOptions {
 
 const DEFAULT_PROBE_TIMEOUT_MS = 5000;
 
+/** BrokerUnreachable's reason when the TLS connection opened but the NATS handshake never ended. */
+export const HANDSHAKE_TIMED_OUT = 'the NATS handshake timed out';
+
 /**
  * TLS verification failures that mean "this is not the pinned certificate" once the pinned
  * certificate is the only trust anchor: the broker changed certificate after the probe.
@@ -106,7 +109,7 @@ export async function connectPinned(
     }
     if (codes.some((code) => OUT_OF_DATE_CODES.has(code))) throw new BrokerCertificateOutOfDate(url, presented.validFrom, presented.validTo, error);
     if (error instanceof AuthorizationError) throw new BrokerRefusedCredentials(url, error);
-    if (error instanceof TimeoutError) throw new BrokerUnreachable(url, 'the NATS handshake timed out', error);
+    if (error instanceof TimeoutError) throw new BrokerUnreachable(url, HANDSHAKE_TIMED_OUT, error);
     const socketCode = codes.find((code) => /^E[A-Z_]+$/.test(code));
     if (socketCode !== undefined) throw new BrokerUnreachable(url, describeSocketError({ code: socketCode }), error);
     throw error;
