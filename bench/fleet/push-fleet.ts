@@ -13,7 +13,7 @@ import { admitMembers } from './admit-members';
 import { fleetMembers, inBatches, probeFleetBroker } from './fleet-member';
 import { CONTROLLER_PATIENCE, publishDeclaration } from './publish-declaration';
 import { ReportWatch } from './report-watch';
-import { SimulatorShards } from './simulator-shards';
+import { shardCount, SimulatorShards } from './simulator-shards';
 
 /** What one fleet size is asked to do. */
 export interface PushPlan {
@@ -99,7 +99,8 @@ export async function measurePush(plan: PushPlan): Promise<PushMeasurement> {
     plan.say(`push ${plan.nodes}: admitting ${plan.nodes} node users in one reload, making their consumers`);
     await admitMembers(broker, members);
     await inBatches(members, 16, (member) => openNodeConsumer(controller, member.name, { fresh: false }));
-    plan.say(`push ${plan.nodes}: connecting ${plan.nodes} simulated hosts in ${plan.shards} process${plan.shards === 1 ? '' : 'es'}`);
+    const processes = shardCount(plan.shards, members.length);
+    plan.say(`push ${plan.nodes}: connecting ${plan.nodes} simulated hosts in ${processes} process${processes === 1 ? '' : 'es'}`);
     const fleetBroker = await probeFleetBroker(broker.url, broker.fingerprint);
     fleet = await SimulatorShards.start({ members, count: plan.shards, broker: fleetBroker, controller: { public_key: signing.public_key }, rootsDir, width: Math.max(4, Math.floor(32 / plan.shards)) });
     const shards = fleet;

@@ -24,6 +24,11 @@ export function hostsPerShard(limits = readLimits()): number {
   return Math.max(1, Math.floor((descriptors - 256) / DESCRIPTORS_PER_HOST));
 }
 
+/** How many shards `members` hosts run in when `requested` are asked for: more if the open-file limit needs. */
+export function shardCount(requested: number, members: number): number {
+  return Math.max(1, Math.min(Math.max(requested, Math.ceil(members / hostsPerShard())), members));
+}
+
 function readLimits(): string {
   try {
     return readFileSync('/proc/self/limits', 'utf8');
@@ -62,7 +67,7 @@ export class SimulatorShards {
     rootsDir: string;
     width: number;
   }): Promise<SimulatorShards> {
-    const count = Math.max(1, Math.min(Math.max(options.count, Math.ceil(options.members.length / hostsPerShard())), options.members.length));
+    const count = shardCount(options.count, options.members.length);
     const shards: Shard[] = Array.from({ length: count }, (_, index) => {
       const child = fork(path.join(REPO_DIR, 'scripts', 'run-ts.cjs'), [path.join(REPO_DIR, 'bench', 'fleet', 'simulator-shard.ts')], {
         cwd: REPO_DIR,
