@@ -8,6 +8,7 @@ import { type BrokerUser, writeAuthFile } from '../../actors/controller/broker/a
 import { clientUrlOf, clusterServerConfig, clusterServerPaths, writeBrokerCluster, type ClusterServer } from '../../actors/controller/broker/broker-cluster';
 import { writeBrokerConfig, type BrokerConfig } from '../../actors/controller/broker/broker-config';
 import { brokerPaths } from '../../actors/controller/broker/broker-paths';
+import { BrokerDidNotStart } from '../../actors/controller/broker/broker-errors';
 import { type RunningBroker, startBroker } from '../../actors/controller/broker/broker-process';
 import { generateTlsMaterial } from '../../actors/controller/broker/tls-material';
 import { connectPinnedAny } from '../../actors/shared/bus/connect-pinned-any';
@@ -50,8 +51,26 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-/** Starts a cluster of `size` servers (default 3) in a temporary broker directory. */
+/** How many times a cluster is started on new ports when one was taken before its server bound it. */
+const ATTEMPTS = 3;
+
+/**
+ * Starts a cluster of `size` servers (default 3) in a temporary broker directory. A port chosen
+ * free may be taken before its server binds it (by another process's outgoing connection, from
+ * the same range): the whole cluster is then started again on new ports, since every server's
+ * configuration names the others' routes.
+ */
 export async function startTestCluster(options: { size?: number; dirPrefix?: string } = {}): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startTestClusterOnce(options);
+    } catch (error) {
+      if (!(error instanceof BrokerDidNotStart && error.addressInUse) || attempt >= ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startTestClusterOnce(options: { size?: number; dirPrefix?: string }): Promise<TestCluster> {
   const size = options.size ?? 3;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `${options.dirPrefix ?? 'mesh test-cluster'} `));
   const servers: TestClusterServer[] = [];
@@ -90,7 +109,10 @@ export async function startTestCluster(options: { size?: number; dirPrefix?: str
       server.process = await startBroker({ configFile: server.configFile, config: server.config, readyTimeoutMs: 20_000 });
       letGo.set(name, killBrokerOnExit(server.process));
     };
-    await Promise.all(specs.map((spec) => start(spec.name)));
+    // Every start settled before any failure is thrown, so the clean-up below stops them all.
+    const started = await Promise.allSettled(specs.map((spec) => start(spec.name)));
+    const failed = started.find((each): each is PromiseRejectedResult => each.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     const urls = servers.map((server) => server.url);
     const controllerSeed = controller.getSeed();
     // Ready once JetStream answers: the servers have routed and elected a leader. Seen to take

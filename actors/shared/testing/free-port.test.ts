@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { freePort } from './free-port';
 
@@ -13,5 +14,14 @@ describe('freePort', () => {
     });
     expect((server.address() as net.AddressInfo).port).toBe(port);
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('answers a port below the ephemeral range, which outgoing connections never take', async () => {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(10_000);
+      expect(port).toBeLessThan(low);
+    }
   });
 });
