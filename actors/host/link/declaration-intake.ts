@@ -57,12 +57,13 @@ export const INTAKE_RETRY: RetryPolicy = { firstMs: 1000, capMs: 30_000 };
  * its info and acknowledge, so a missing consumer is waited for, not made.
  *
  * A consumer found gone, whether at the start or while pulling (the broker ends the pull with
- * "consumer deleted", or a look after missed heartbeats finds it missing), leaves the host deaf: said once in the
- * log (not once per retry), told by deafness() to the heartbeats, and tried again on the retry
- * policy until the controller's repair makes it again, when the intake takes declarations again
- * on the same connection. The reconcile meanwhile goes on from the host's store.
+ * "consumer deleted", or a look after missed heartbeats finds it missing), leaves the host
+ * deaf: said once in the log (not once per retry), told by deafness() to the heartbeats, and
+ * tried again on the retry policy until the controller's repair makes it again, when the intake
+ * takes declarations again on the same connection. The reconcile meanwhile goes on from the
+ * host's store.
  */
-export function startDeclarationIntake(connection: NatsConnection, node: string, handler: DeclarationHandler, retry: RetryPolicy = INTAKE_RETRY, silenceSpacingMs = SILENCE_LOOK_SPACING_MS): DeclarationIntake {
+export function startDeclarationIntake(connection: NatsConnection, node: string, handler: DeclarationHandler, retry: RetryPolicy = INTAKE_RETRY): DeclarationIntake {
   const stop = new AbortController();
   let messages: ConsumerMessages | undefined;
   let deaf: Deafness | null = null;
@@ -98,7 +99,7 @@ export function startDeclarationIntake(connection: NatsConnection, node: string,
           // Ends the loop below; the consumer is looked for again on the retry policy.
           void pulling.close().catch(() => undefined);
         };
-        void watchForLoss(pulling, lost, silenceLook({ look: () => consumer.info(), missing: missingResource, lost, spacingMs: silenceSpacingMs }));
+        void watchForLoss(pulling, lost, silenceLook({ look: () => consumer.info(), missing: missingResource, lost, spacingMs: SILENCE_LOOK_SPACING_MS }));
         for await (const message of pulling) {
           try {
             await handler.take(message.data);
